@@ -1,0 +1,114 @@
+package v1_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+)
+
+// TestUpstreamFixturesAreAcceptedUnchanged creates every upstream manifest with strict field
+// validation (unknown or duplicate fields fail) and reads it back: every field the manifest set
+// must come back equal, so nothing was pruned.
+func TestUpstreamFixturesAreAcceptedUnchanged(t *testing.T) {
+	for _, file := range fixtureFiles(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			objs, err := testenv.ReadObjects(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := objs[0]
+			obj := want.DeepCopy()
+			if err := env.Client.Create(t.Context(), obj, client.FieldValidation("Strict")); err != nil {
+				t.Fatalf("create %s: %v", file, err)
+			}
+			t.Cleanup(func() { _ = env.Client.Delete(t.Context(), obj) })
+
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(want.GroupVersionKind())
+			if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(want), got); err != nil {
+				t.Fatal(err)
+			}
+			assertSubset(t, "", want.Object, got.Object)
+		})
+	}
+}
+
+// TestUpstreamFixturesDecodeIntoTypes checks that the Go types hold every field of the upstream
+// manifests: strict decoding fails on a field the types lack, and encoding again loses nothing.
+func TestUpstreamFixturesDecodeIntoTypes(t *testing.T) {
+	for _, file := range fixtureFiles(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rt infrav1.Runtime
+			if err := yaml.UnmarshalStrict(data, &rt); err != nil {
+				t.Fatalf("strict decode: %v", err)
+			}
+			encoded, err := yaml.Marshal(&rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want, got map[string]any
+			if err := yaml.Unmarshal(data, &want); err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(encoded, &got); err != nil {
+				t.Fatal(err)
+			}
+			assertSubset(t, "", want, got)
+		})
+	}
+}
+
+// assertSubset fails for every value of want that got lacks or holds differently.
+func assertSubset(t *testing.T, path string, want, got any) {
+	t.Helper()
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			t.Errorf("%s: got %T, want an object", path, got)
+			return
+		}
+		for k, v := range w {
+			assertSubset(t, path+"."+k, v, g[k])
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			t.Errorf("%s: got %v, want %v", path, got, want)
+			return
+		}
+		for i := range w {
+			assertSubset(t, path+"["+strconv.Itoa(i)+"]", w[i], g[i])
+		}
+	default:
+		if !reflect.DeepEqual(normalize(want), normalize(got)) {
+			t.Errorf("%s: got %#v, want %#v", path, got, want)
+		}
+	}
+}
+
+// normalize makes numbers comparable across decoders (int64 from YAML, float64 from JSON).
+func normalize(v any) any {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case int32:
+		return float64(n)
+	case int64:
+		return float64(n)
+	}
+	return v
+}

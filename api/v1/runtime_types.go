@@ -1,0 +1,491 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Labels a Runtime carries, as upstream Kyma Environment Broker sets them. The ones in
+// RequiredRuntimeLabels are enforced by the ValidatingAdmissionPolicy in config/admission.
+const (
+	LabelRuntimeID               = "kyma-project.io/runtime-id"
+	LabelInstanceID              = "kyma-project.io/instance-id"
+	LabelShootName               = "kyma-project.io/shoot-name"
+	LabelRegion                  = "kyma-project.io/region"
+	LabelBrokerPlanID            = "kyma-project.io/broker-plan-id"
+	LabelBrokerPlanName          = "kyma-project.io/broker-plan-name"
+	LabelGlobalAccountID         = "kyma-project.io/global-account-id"
+	LabelSubaccountID            = "kyma-project.io/subaccount-id"
+	LabelKymaName                = "operator.kyma-project.io/kyma-name"
+	LabelControlledByProvisioner = "kyma-project.io/controlled-by-provisioner"
+)
+
+// RequiredRuntimeLabels lists the labels without which a Runtime is rejected.
+var RequiredRuntimeLabels = []string{
+	LabelRuntimeID,
+	LabelInstanceID,
+	LabelShootName,
+	LabelRegion,
+	LabelBrokerPlanID,
+	LabelBrokerPlanName,
+	LabelGlobalAccountID,
+	LabelSubaccountID,
+	LabelKymaName,
+}
+
+// Condition types of a Runtime, as upstream names them, beside the summary Ready condition.
+const (
+	ConditionProvisioned     = "Provisioned"
+	ConditionKubeconfigReady = "KubeconfigReady"
+	ConditionConfigured      = "RuntimeConfigured"
+	ConditionDeprovisioned   = "Deprovisioned"
+)
+
+// Runtime is one Kyma runtime: a Gardener shoot cluster and what Kyma needs in it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=rt
+// +kubebuilder:printcolumn:name="Shoot",type=string,JSONPath=`.spec.shoot.name`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.status.step.name`
+// +kubebuilder:printcolumn:name="Attempt",type=integer,JSONPath=`.status.retry.attempt`
+// +kubebuilder:printcolumn:name="Next Retry",type=date,JSONPath=`.status.retry.nextRetryAt`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Runtime struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   RuntimeSpec   `json:"spec"`
+	Status RuntimeStatus `json:"status,omitempty"`
+}
+
+// RuntimeList is a list of Runtimes.
+//
+// +kubebuilder:object:root=true
+type RuntimeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Runtime `json:"items"`
+}
+
+// RuntimeSpec is what the user asks for.
+type RuntimeSpec struct {
+	// Shoot describes the Gardener shoot cluster of the runtime.
+	Shoot RuntimeShoot `json:"shoot"`
+
+	// Security holds the runtime's administrators and network filter.
+	Security Security `json:"security"`
+}
+
+// RuntimeShoot describes the Gardener shoot cluster of a runtime.
+type RuntimeShoot struct {
+	// Name of the shoot: a DNS label of at most 21 characters, as Gardener allows.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=21
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.shoot.name is immutable: a runtime cannot move to another shoot"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="spec.shoot.name must consist of lower case letters, digits and '-', and start and end with a letter or digit"
+	Name string `json:"name"`
+
+	// Purpose of the shoot.
+	// +kubebuilder:validation:Enum=evaluation;testing;development;production;infrastructure
+	Purpose string `json:"purpose"`
+
+	// PlatformRegion is the region of the platform the runtime belongs to.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	PlatformRegion string `json:"platformRegion"`
+
+	// Region of the hyperscaler the shoot runs in.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Region string `json:"region"`
+
+	// LicenceType of the runtime, if any.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	LicenceType *string `json:"licenceType,omitempty"`
+
+	// SecretBindingName names the Gardener secret binding with the hyperscaler credentials.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SecretBindingName string `json:"secretBindingName"`
+
+	// EnforceSeedLocation keeps the seed cluster in the runtime's region.
+	// +optional
+	EnforceSeedLocation *bool `json:"enforceSeedLocation,omitempty"`
+
+	// Kubernetes settings of the shoot.
+	// +optional
+	Kubernetes Kubernetes `json:"kubernetes,omitempty"`
+
+	// Provider of the shoot and its worker pools.
+	Provider Provider `json:"provider"`
+
+	// Networking of the shoot.
+	Networking Networking `json:"networking"`
+
+	// ControlPlane settings of the shoot.
+	// +optional
+	ControlPlane *ControlPlane `json:"controlPlane,omitempty"`
+}
+
+// Kubernetes holds the Kubernetes settings of a shoot.
+type Kubernetes struct {
+	// Version of Kubernetes; the default version is used when empty.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+[.][0-9]+([.][0-9]+)?$')",message="spec.shoot.kubernetes.version must look like MAJOR.MINOR or MAJOR.MINOR.PATCH, for example 1.30.2"
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Version *string `json:"version,omitempty"`
+
+	// KubeAPIServer settings.
+	// +optional
+	KubeAPIServer APIServer `json:"kubeAPIServer,omitempty"`
+}
+
+// APIServer holds the kube-apiserver settings of a shoot.
+type APIServer struct {
+	// OidcConfig is the OIDC provider the runtime's users log in with.
+	// +optional
+	OidcConfig OIDCConfig `json:"oidcConfig,omitempty"`
+
+	// AdditionalOidcConfig lists further OIDC providers.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	AdditionalOidcConfig *[]OIDCConfig `json:"additionalOidcConfig,omitempty"`
+
+	// ACL restricts which networks reach the shoot's API server.
+	// +optional
+	ACL *ACL `json:"acl,omitempty"`
+}
+
+// ACL restricts which networks reach an API server.
+type ACL struct {
+	// AllowedCIDRs are the networks allowed to reach the API server.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="spec.shoot.kubernetes.kubeAPIServer.acl.allowedCIDRs must hold CIDRs such as 10.0.0.0/8"
+	AllowedCIDRs []string `json:"allowedCIDRs"`
+}
+
+// OIDCConfig configures an OIDC provider of a kube-apiserver, with Gardener's field names.
+type OIDCConfig struct {
+	// CABundle validates the provider's certificate.
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	CABundle *string `json:"caBundle,omitempty"`
+
+	// ClientID of the runtime at the provider.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	ClientID *string `json:"clientID,omitempty"`
+
+	// GroupsClaim is the JWT claim holding the user's groups.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	GroupsClaim *string `json:"groupsClaim,omitempty"`
+
+	// GroupsPrefix is prepended to group names.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	GroupsPrefix *string `json:"groupsPrefix,omitempty"`
+
+	// IssuerURL of the provider; it must use https.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() == 'https'",message="issuerURL must be an https URL"
+	// +optional
+	IssuerURL *string `json:"issuerURL,omitempty"`
+
+	// RequiredClaims must be present in every token.
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	RequiredClaims map[string]string `json:"requiredClaims,omitempty"`
+
+	// SigningAlgs are the accepted signing algorithms.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=16
+	// +optional
+	SigningAlgs []string `json:"signingAlgs,omitempty"`
+
+	// UsernameClaim is the JWT claim holding the user name.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	UsernameClaim *string `json:"usernameClaim,omitempty"`
+
+	// UsernamePrefix is prepended to user names.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	UsernamePrefix *string `json:"usernamePrefix,omitempty"`
+}
+
+// Provider holds the hyperscaler and worker pools of a shoot.
+type Provider struct {
+	// Type of the hyperscaler.
+	// +kubebuilder:validation:Enum=aws;azure;gcp;openstack
+	Type string `json:"type"`
+
+	// Workers are the shoot's worker pools; the first one hosts Kyma.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(w, self.exists_one(x, x.name == w.name))",message="spec.shoot.provider.workers must have unique names"
+	Workers []Worker `json:"workers"`
+
+	// AdditionalWorkers are further worker pools.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	AdditionalWorkers *[]Worker `json:"additionalWorkers,omitempty"`
+
+	// ControlPlaneConfig is passed to the provider extension unchanged.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	ControlPlaneConfig *runtime.RawExtension `json:"controlPlaneConfig,omitempty"`
+
+	// InfrastructureConfig is passed to the provider extension unchanged.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	InfrastructureConfig *runtime.RawExtension `json:"infrastructureConfig,omitempty"`
+}
+
+// Worker is a worker pool of a shoot, with Gardener's field names.
+//
+// +kubebuilder:validation:XValidation:rule="self.minimum <= self.maximum",message="worker minimum must not exceed maximum"
+type Worker struct {
+	// Name of the pool.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="worker name must be a DNS label"
+	Name string `json:"name"`
+
+	// Machine of the pool's nodes.
+	Machine Machine `json:"machine"`
+
+	// Minimum number of nodes.
+	// +kubebuilder:validation:Minimum=0
+	Minimum int32 `json:"minimum"`
+
+	// Maximum number of nodes.
+	// +kubebuilder:validation:Minimum=0
+	Maximum int32 `json:"maximum"`
+
+	// MaxSurge is how many nodes may be added during a rolling update.
+	// +optional
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+
+	// MaxUnavailable is how many nodes may be missing during a rolling update.
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// Volume is the root disk of the nodes.
+	// +optional
+	Volume *Volume `json:"volume,omitempty"`
+
+	// Zones the pool spreads over.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=64
+	Zones []string `json:"zones"`
+
+	// CRI is the container runtime of the nodes.
+	// +optional
+	CRI *CRI `json:"cri,omitempty"`
+
+	// ProviderConfig is passed to the provider extension unchanged.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	ProviderConfig *runtime.RawExtension `json:"providerConfig,omitempty"`
+}
+
+// Machine is the machine type and image of a worker pool.
+type Machine struct {
+	// Type of the machine, as the hyperscaler names it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Type string `json:"type"`
+
+	// Image of the machine; the default image is used when empty.
+	// +optional
+	Image *ShootMachineImage `json:"image,omitempty"`
+
+	// Architecture of the machine.
+	// +kubebuilder:validation:Enum=amd64;arm64
+	// +optional
+	Architecture *string `json:"architecture,omitempty"`
+}
+
+// ShootMachineImage names a machine image.
+type ShootMachineImage struct {
+	// Name of the image.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Name string `json:"name"`
+
+	// Version of the image.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Version *string `json:"version,omitempty"`
+}
+
+// Volume is a node's root disk.
+type Volume struct {
+	// Type of the volume, as the hyperscaler names it.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Type *string `json:"type,omitempty"`
+
+	// Size of the volume, a quantity such as 50Gi.
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).isGreaterThan(quantity('0'))",message="volume size must be a positive quantity such as 50Gi"
+	Size string `json:"size"`
+
+	// Encrypted asks for an encrypted volume.
+	// +optional
+	Encrypted *bool `json:"encrypted,omitempty"`
+}
+
+// CRI names a container runtime.
+type CRI struct {
+	// Name of the container runtime.
+	// +kubebuilder:validation:Enum=containerd
+	Name string `json:"name"`
+}
+
+// Networking holds the shoot's network ranges.
+type Networking struct {
+	// Type of the network plugin.
+	// +kubebuilder:validation:Enum=calico;cilium
+	// +optional
+	Type *string `json:"type,omitempty"`
+
+	// Pods is the CIDR of the pod network.
+	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="spec.shoot.networking.pods must be a CIDR such as 100.64.0.0/12"
+	Pods string `json:"pods"`
+
+	// Nodes is the CIDR of the node network.
+	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="spec.shoot.networking.nodes must be a CIDR such as 10.250.0.0/16"
+	Nodes string `json:"nodes"`
+
+	// Services is the CIDR of the service network.
+	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="spec.shoot.networking.services must be a CIDR such as 100.104.0.0/13"
+	Services string `json:"services"`
+}
+
+// ControlPlane holds the shoot's control plane settings.
+type ControlPlane struct {
+	// HighAvailability spreads the control plane over nodes or zones.
+	// +optional
+	HighAvailability *HighAvailability `json:"highAvailability,omitempty"`
+}
+
+// HighAvailability spreads a control plane.
+type HighAvailability struct {
+	// FailureTolerance says what failure the control plane survives.
+	FailureTolerance FailureTolerance `json:"failureTolerance"`
+}
+
+// FailureTolerance says what failure a control plane survives.
+type FailureTolerance struct {
+	// Type of failure tolerated.
+	// +kubebuilder:validation:Enum=node;zone
+	Type string `json:"type"`
+}
+
+// Security holds the runtime's administrators and network filter.
+type Security struct {
+	// Administrators of the runtime, who get cluster-admin in it.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	Administrators []string `json:"administrators"`
+
+	// Networking filter settings.
+	Networking NetworkingSecurity `json:"networking"`
+}
+
+// NetworkingSecurity holds the network filter of a runtime.
+type NetworkingSecurity struct {
+	// Filter of the runtime's traffic.
+	Filter Filter `json:"filter"`
+}
+
+// Filter switches the runtime's traffic filters.
+type Filter struct {
+	// Ingress filter.
+	// +optional
+	Ingress *Ingress `json:"ingress,omitempty"`
+
+	// Egress filter.
+	Egress Egress `json:"egress"`
+}
+
+// Ingress switches the ingress filter.
+type Ingress struct {
+	// Enabled switches the filter on.
+	Enabled bool `json:"enabled"`
+}
+
+// Egress switches the egress filter.
+type Egress struct {
+	// Enabled switches the filter on.
+	Enabled bool `json:"enabled"`
+}
+
+// RuntimeStatus is what the manager observed and did.
+type RuntimeStatus struct {
+	EngineStatus `json:",inline"`
+
+	// ProvisioningCompleted is true once the runtime was Ready for the first time.
+	// +optional
+	ProvisioningCompleted bool `json:"provisioningCompleted,omitempty"`
+
+	// Gardener mirrors the shoot's last operation and errors for operators.
+	// +optional
+	Gardener *GardenerStatus `json:"gardener,omitempty"`
+}
+
+// GardenerStatus mirrors what Gardener reports about the shoot.
+type GardenerStatus struct {
+	// LastOperation is the shoot's last operation: type, state, progress and description.
+	// +optional
+	LastOperation *LastOperation `json:"lastOperation,omitempty"`
+
+	// LastErrors are the shoot's last errors with their Gardener error codes.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	LastErrors []LastError `json:"lastErrors,omitempty"`
+}
+
+// LastOperation mirrors a shoot's status.lastOperation.
+type LastOperation struct {
+	// Type of the operation: Create, Reconcile, Delete, ...
+	Type string `json:"type"`
+	// State of the operation: Processing, Succeeded, Error, Failed, ...
+	State string `json:"state"`
+	// Progress in percent.
+	// +optional
+	Progress int32 `json:"progress,omitempty"`
+	// Description of the operation, truncated.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Description string `json:"description,omitempty"`
+	// LastUpdateTime of the operation.
+	// +optional
+	LastUpdateTime metav1.Time `json:"lastUpdateTime,omitempty"`
+}
+
+// LastError mirrors one entry of a shoot's status.lastErrors.
+type LastError struct {
+	// Codes are the Gardener error codes, such as ERR_INFRA_QUOTA_EXCEEDED.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Codes []string `json:"codes,omitempty"`
+	// Description of the error, sanitized and truncated.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Description string `json:"description,omitempty"`
+}
