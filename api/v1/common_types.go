@@ -114,3 +114,9 @@ type EngineStatus struct {
 	// +optional
 	RetryRequestedAt string `json:"retryRequestedAt,omitempty"`
 }
+
+// EngineStatus returns the part of the Runtime's status the FSM engine owns.
+func (r *Runtime) EngineStatus() *EngineStatus { return &r.Status.EngineStatus }
+
+// EngineStatus returns the part of the GardenerCluster's status the FSM engine owns.
+func (g *GardenerCluster) EngineStatus() *EngineStatus { return &g.Status.EngineStatus }

@@ -1,0 +1,396 @@
+package fsm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// Object is what an Engine drives: a Kubernetes object with the status the engine owns.
+type Object interface {
+	client.Object
+	EngineStatus() *infrav1.EngineStatus
+}
+
+// Reasons of the Ready condition besides the failure reasons of api/v1.
+const (
+	ReasonReady       = "Ready"
+	ReasonProgressing = "Progressing"
+	ReasonWaiting     = "Waiting"
+	ReasonRetrying    = "Retrying"
+	ReasonDeleting    = "Deleting"
+)
+
+// Event reasons.
+const (
+	EventStepFailed     = "StepFailed"
+	EventRetryRequested = "RetryRequested"
+	EventRecovered      = "Recovered"
+)
+
+// advance is how soon the next step runs after a step moved on.
+const advance = time.Millisecond
+
+// Engine runs objects through a Machine. It is safe for concurrent use by the workers of a
+// controller; it keeps no per-object state but the metric series it set.
+type Engine[T Object] struct {
+	m        Machine[T]
+	steps    map[string]Step[T]
+	deleting map[string]bool
+	cfg      config
+}
+
+// New returns an engine for the machine, or an error when the machine's table is incomplete.
+func New[T Object](m Machine[T], opts ...Option) (*Engine[T], error) {
+	if m.DefaultPolicy == (retry.Policy{}) {
+		m.DefaultPolicy = retry.DefaultPolicy()
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("machine %s: %w", m.Name, err)
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := &Engine[T]{m: m, steps: map[string]Step[T]{}, deleting: m.deletionSteps(), cfg: cfg}
+	names := make([]string, 0, len(m.Steps))
+	for _, s := range m.Steps {
+		e.steps[s.Name] = s
+		names = append(names, s.Name)
+	}
+	if cfg.metrics != nil {
+		cfg.metrics.precreate(m.Name, names)
+	}
+	return e, nil
+}
+
+// Machine returns the engine's transition table.
+func (e *Engine[T]) Machine() Machine[T] { return e.m }
+
+// decision is what one call decided: when to look at the object again. Zero means only on the
+// next watch event.
+type decision struct {
+	after time.Duration
+}
+
+// result is the one place where the engine's decision becomes a ctrl.Result. The engine never
+// returns an error: every failure it saw is in the decision and in the status.
+func (d decision) result() ctrl.Result {
+	if d.after <= 0 {
+		return ctrl.Result{}
+	}
+	return ctrl.Result{RequeueAfter: d.after}
+}
+
+// Reconcile runs at most one step of obj and updates the engine's part of its status in memory;
+// the caller persists the status. It never acts before the retry record's next retry time.
+func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
+	now := e.cfg.clock.Now()
+	st := obj.EngineStatus().DeepCopy()
+	e.observeInputs(obj, st, now)
+	d := e.run(ctx, obj, st, now)
+	*obj.EngineStatus() = *st
+	e.syncMetrics(obj, st)
+	return d.result()
+}
+
+// Forget drops what the engine keeps about an object that is gone: its metric series.
+func (e *Engine[T]) Forget(key types.NamespacedName) {
+	if e.cfg.metrics != nil {
+		e.cfg.metrics.forget(key.String())
+	}
+}
+
+// observeInputs restarts the machine where the world asks for it: a new object, deletion, a new
+// spec generation, or a manual retry.
+func (e *Engine[T]) observeInputs(obj T, st *infrav1.EngineStatus, now time.Time) {
+	deleting := !obj.GetDeletionTimestamp().IsZero()
+	switch {
+	case deleting && e.m.Deletion != "" && (st.Step == nil || !e.deleting[st.Step.Name]):
+		e.restart(st, e.m.Deletion, infrav1.StateTerminating, now)
+	case st.Step == nil:
+		e.restart(st, e.m.Start, infrav1.StatePending, now)
+	case !deleting && obj.GetGeneration() != st.ObservedGeneration:
+		e.restart(st, e.m.Start, infrav1.StatePending, now)
+	}
+	st.ObservedGeneration = obj.GetGeneration()
+
+	requested := obj.GetAnnotations()[infrav1.RetryRequestedAtAnnotation]
+	if requested == "" || requested == st.RetryRequestedAt {
+		return
+	}
+	st.RetryRequestedAt = requested
+	switch {
+	case st.State == infrav1.StateFailed || st.Retry != nil:
+		e.cfg.recorder.Event(obj, corev1.EventTypeNormal, EventRetryRequested,
+			fmt.Sprintf("Manual retry of step %s requested: the retry budget is reset", st.Step.Name))
+		st.Retry = nil
+		st.State = e.activeState(obj)
+		st.Step.EnteredAt = metav1.NewTime(stamp(now))
+	case st.Step.Name == StepDone && !deleting:
+		e.enter(st, e.m.Start, now)
+	}
+}
+
+// run decides and, when due, runs the current step.
+func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, now time.Time) decision {
+	if st.Step.Name == StepDone {
+		if !obj.GetDeletionTimestamp().IsZero() {
+			return decision{}
+		}
+		due := st.Step.EnteredAt.Add(e.resyncFor(obj))
+		if now.Before(due) {
+			return decision{after: due.Sub(now)}
+		}
+		e.enter(st, e.m.Start, now)
+	}
+	if r := st.Retry; r != nil && r.NextRetryAt != nil && now.Before(r.NextRetryAt.Time) {
+		return decision{after: r.NextRetryAt.Sub(now)}
+	}
+	s, ok := e.steps[st.Step.Name]
+	if !ok {
+		// A status written by another version of the machine: start over from what it knows.
+		e.restart(st, e.m.Start, e.activeState(obj), now)
+		return decision{after: advance}
+	}
+	if r := st.Retry; r != nil && r.Step == s.Name && r.Attempt > 0 && st.State != infrav1.StateFailed {
+		e.count(func(m *Metrics) { m.retries.WithLabelValues(e.m.Name, s.Name).Inc() })
+	}
+
+	started := e.cfg.clock.Now()
+	out := s.Run(ctx, obj)
+	elapsed := e.cfg.clock.Since(started).Seconds()
+	e.count(func(m *Metrics) { m.stepDuration.WithLabelValues(e.m.Name, s.Name).Observe(elapsed) })
+
+	switch out.kind {
+	case kindNext:
+		if !slices.Contains(s.Next, out.next) {
+			return e.fail(obj, st, s, retry.Terminal("IllegalTransition",
+				fmt.Errorf("step %s may not move to %q", s.Name, out.next)), now)
+		}
+		e.succeed(obj, st, s, now)
+		e.enter(st, out.next, now)
+		return decision{after: advance}
+	case kindDone:
+		e.succeed(obj, st, s, now)
+		e.enter(st, StepDone, now)
+		if !obj.GetDeletionTimestamp().IsZero() {
+			return decision{}
+		}
+		st.State = infrav1.StateReady
+		e.setReady(st, metav1.ConditionTrue, ReasonReady, "All steps succeeded")
+		return decision{after: e.resyncFor(obj)}
+	case kindWait:
+		return e.wait(obj, st, s, out, now)
+	default:
+		err := out.err
+		if err == nil {
+			err = retry.Transient("InvalidOutcome", errors.New("step returned no outcome"))
+		}
+		return e.fail(obj, st, s, err, now)
+	}
+}
+
+// wait keeps the object in a waiting step until its deadline.
+func (e *Engine[T]) wait(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome, now time.Time) decision {
+	if st.State == infrav1.StateFailed && st.Retry != nil && st.Retry.Class == string(retry.ClassTimeout) {
+		// A probe of a step that timed out: still waiting is still stuck.
+		st.Retry.LastFailure = metav1.NewTime(stamp(now))
+		st.Retry.NextRetryAt = ptrTime(ceilSecond(now.Add(e.cfg.probeInterval)))
+		return decision{after: e.cfg.probeInterval}
+	}
+	e.succeed(obj, st, s, now)
+	poll := jitter(out.poll, e.cfg.rand())
+	if s.Deadline > 0 {
+		deadline := st.Step.EnteredAt.Add(s.Deadline)
+		if !now.Before(deadline) {
+			return e.fail(obj, st, s, retry.Timeout("DeadlineExceeded",
+				fmt.Errorf("no progress within %s: %s", s.Deadline, out.why)), now)
+		}
+		st.Step.Deadline = ptrTime(deadline)
+		poll = min(poll, deadline.Sub(now))
+	}
+	if st.State != infrav1.StateReady {
+		e.setReady(st, metav1.ConditionFalse, ReasonWaiting, fmt.Sprintf("Step %s waits: %s", s.Name, out.why))
+	}
+	return decision{after: poll}
+}
+
+// succeed ends a failure series of the step: the retry record goes, a Failed object recovers.
+func (e *Engine[T]) succeed(obj T, st *infrav1.EngineStatus, s Step[T], now time.Time) {
+	if st.State == infrav1.StateFailed {
+		e.cfg.recorder.Event(obj, corev1.EventTypeNormal, EventRecovered,
+			fmt.Sprintf("Step %s succeeded again: no longer failed", s.Name))
+		st.State = e.activeState(obj)
+		st.Step.EnteredAt = metav1.NewTime(stamp(now))
+	}
+	st.Retry = nil
+}
+
+// fail classifies err and decides: retry soon (conflict), retry with backoff, or Failed.
+func (e *Engine[T]) fail(obj T, st *infrav1.EngineStatus, s Step[T], err error, now time.Time) decision {
+	c := retry.Classify(err)
+	if st.State != infrav1.StateFailed {
+		e.count(func(m *Metrics) { m.failures.WithLabelValues(e.m.Name, s.Name, string(c.Class)).Inc() })
+	}
+	rec := st.Retry
+	if rec == nil || rec.Step != s.Name {
+		rec = &infrav1.RetryStatus{Step: s.Name, FirstFailure: metav1.NewTime(stamp(now))}
+		st.Retry = rec
+	}
+	policy := e.m.policy(s)
+	rec.Class, rec.Reason, rec.Limit = string(c.Class), c.Reason, policy.MaxAttempts
+	rec.Message = retry.Sanitize(err.Error(), e.cfg.maxMessage)
+	rec.LastFailure = metav1.NewTime(stamp(now))
+
+	if st.State == infrav1.StateFailed {
+		// A failed probe: stay Failed, try again after the probe interval.
+		rec.NextRetryAt = ptrTime(ceilSecond(now.Add(e.cfg.probeInterval)))
+		return decision{after: e.cfg.probeInterval}
+	}
+	switch c.Class {
+	case retry.ClassConflict:
+		if rec.Conflicts < e.cfg.conflictLimit {
+			rec.Conflicts++
+			delay := time.Duration(float64(e.cfg.conflictDelay) * e.cfg.rand())
+			rec.NextRetryAt = ptrTime(now.Add(delay))
+			return decision{after: delay}
+		}
+		// A conflict storm: from here on it spends the budget like a transient error.
+	case retry.ClassTerminal:
+		return e.markFailed(obj, st, infrav1.ReasonUserActionRequired, now)
+	case retry.ClassTimeout:
+		return e.markFailed(obj, st, infrav1.ReasonStepTimedOut, now)
+	}
+	rec.Conflicts = 0
+	rec.Attempt++
+	if policy.Exhausted(rec.Attempt, rec.FirstFailure.Time, now) {
+		return e.markFailed(obj, st, infrav1.ReasonRetriesExhausted, now)
+	}
+	next := ceilSecond(policy.NextRetry(rec.Attempt, now, e.cfg.rand(), c.RetryAfter))
+	rec.NextRetryAt = ptrTime(next)
+	if st.State == infrav1.StateReady {
+		st.State = infrav1.StatePending
+	}
+	msg := fmt.Sprintf("Step %s failed (attempt %d of %d): %s; next retry at %s",
+		s.Name, rec.Attempt, rec.Limit, rec.Message, next.UTC().Format(time.RFC3339))
+	e.setReady(st, metav1.ConditionFalse, ReasonRetrying, msg)
+	e.cfg.recorder.Event(obj, corev1.EventTypeWarning, EventStepFailed, msg)
+	return decision{after: next.Sub(now)}
+}
+
+// markFailed ends the retries of the step: the object is Failed, and a probe runs once per probe
+// interval until the world, the spec or a manual retry changes.
+func (e *Engine[T]) markFailed(obj T, st *infrav1.EngineStatus, reason string, now time.Time) decision {
+	rec := st.Retry
+	st.State = infrav1.StateFailed
+	rec.NextRetryAt = ptrTime(ceilSecond(now.Add(e.cfg.probeInterval)))
+	var msg string
+	switch reason {
+	case infrav1.ReasonRetriesExhausted:
+		msg = fmt.Sprintf("Step %s failed %d times, retries exhausted: %s", rec.Step, rec.Attempt, rec.Message)
+	case infrav1.ReasonUserActionRequired:
+		msg = fmt.Sprintf("Step %s failed and needs the user to act: %s", rec.Step, rec.Message)
+	default:
+		msg = fmt.Sprintf("Step %s timed out: %s", rec.Step, rec.Message)
+	}
+	e.setReady(st, metav1.ConditionFalse, reason, msg)
+	e.cfg.recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	e.count(func(m *Metrics) { m.exhausted.WithLabelValues(e.m.Name, rec.Step, rec.Class).Inc() })
+	return decision{after: e.cfg.probeInterval}
+}
+
+// restart enters a step afresh, forgetting the retry record and any failure.
+func (e *Engine[T]) restart(st *infrav1.EngineStatus, step string, state infrav1.State, now time.Time) {
+	st.Retry = nil
+	st.State = state
+	e.enter(st, step, now)
+	reason := ReasonProgressing
+	if state == infrav1.StateTerminating {
+		reason = ReasonDeleting
+	}
+	e.setReady(st, metav1.ConditionFalse, reason, "Step "+step)
+}
+
+// enter moves the object to a step.
+func (e *Engine[T]) enter(st *infrav1.EngineStatus, step string, now time.Time) {
+	st.Step = &infrav1.StepStatus{Name: step, EnteredAt: metav1.NewTime(stamp(now))}
+	if st.State == infrav1.StatePending {
+		e.setReady(st, metav1.ConditionFalse, ReasonProgressing, "Step "+step)
+	}
+}
+
+// activeState is the state of an object that is neither Ready nor Failed.
+func (e *Engine[T]) activeState(obj T) infrav1.State {
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return infrav1.StateTerminating
+	}
+	return infrav1.StatePending
+}
+
+func (e *Engine[T]) setReady(st *infrav1.EngineStatus, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: infrav1.ConditionReady, Status: status, Reason: reason,
+		Message: retry.Sanitize(msg, 1024), ObservedGeneration: st.ObservedGeneration,
+	})
+}
+
+// resyncFor spreads the periodic re-check of Ready objects by ±10%, fixed per object.
+func (e *Engine[T]) resyncFor(obj T) time.Duration {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(obj.GetUID()))
+	frac := float64(h.Sum32()) / float64(1<<32)
+	return time.Duration(float64(e.cfg.resync) * (0.9 + 0.2*frac))
+}
+
+func (e *Engine[T]) count(f func(*Metrics)) {
+	if e.cfg.metrics != nil {
+		f(e.cfg.metrics)
+	}
+}
+
+func (e *Engine[T]) syncMetrics(obj T, st *infrav1.EngineStatus) {
+	if e.cfg.metrics == nil || e.cfg.labels == nil {
+		return
+	}
+	var deadline float64
+	if st.Step != nil {
+		deadline = e.steps[st.Step.Name].Deadline.Seconds()
+	}
+	e.cfg.metrics.syncObject(client.ObjectKeyFromObject(obj).String(), e.cfg.labels(obj), st, deadline)
+}
+
+// jitter spreads a poll interval by ±10% so waiting objects do not poll in lockstep.
+func jitter(d time.Duration, rnd float64) time.Duration {
+	return time.Duration(float64(d) * (0.9 + 0.2*rnd))
+}
+
+// stamp truncates a time to what the status keeps (RFC 3339, whole seconds).
+func stamp(t time.Time) time.Time { return t.Truncate(time.Second) }
+
+// ceilSecond rounds a time up to a whole second, so a persisted retry time is never earlier than
+// the one decided.
+func ceilSecond(t time.Time) time.Time {
+	if s := t.Truncate(time.Second); !s.Equal(t) {
+		return s.Add(time.Second)
+	}
+	return t
+}
+
+func ptrTime(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t)
+	return &mt
+}

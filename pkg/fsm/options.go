@@ -1,0 +1,100 @@
+package fsm
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Recorder records Kubernetes events; client-go's record.EventRecorder satisfies it.
+type Recorder interface {
+	Event(object runtime.Object, eventtype, reason, message string)
+}
+
+// RecorderFunc adapts a function to a Recorder.
+type RecorderFunc func(object runtime.Object, eventtype, reason, message string)
+
+// Event calls f.
+func (f RecorderFunc) Event(object runtime.Object, eventtype, reason, message string) {
+	f(object, eventtype, reason, message)
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) Event(runtime.Object, string, string, string) {}
+
+type config struct {
+	clock         clock.PassiveClock
+	rand          func() float64
+	recorder      Recorder
+	metrics       *Metrics
+	labels        func(client.Object) ObjectLabels
+	probeInterval time.Duration
+	resync        time.Duration
+	conflictLimit int32
+	conflictDelay time.Duration
+	maxMessage    int
+}
+
+func defaultConfig() config {
+	return config{
+		clock:         clock.RealClock{},
+		rand:          rand.Float64,
+		recorder:      nopRecorder{},
+		probeInterval: time.Hour,
+		resync:        30 * time.Minute,
+		conflictLimit: 5,
+		conflictDelay: time.Second,
+		maxMessage:    512,
+	}
+}
+
+// Option configures an Engine.
+type Option func(*config)
+
+// WithClock sets the clock; tests pass a fake one so nothing sleeps for a backoff.
+func WithClock(c clock.PassiveClock) Option { return func(o *config) { o.clock = c } }
+
+// WithRand sets the source of jitter, a function returning values in [0,1).
+func WithRand(f func() float64) Option { return func(o *config) { o.rand = f } }
+
+// WithRecorder sets where events go.
+func WithRecorder(r Recorder) Option { return func(o *config) { o.recorder = r } }
+
+// WithMetrics sets the metrics the engine updates; without it the engine records none.
+func WithMetrics(m *Metrics) Option { return func(o *config) { o.metrics = m } }
+
+// WithObjectMetrics turns on the per-runtime series (failed, retrying, step entered), labelled by
+// what f returns for an object.
+func WithObjectMetrics(f func(client.Object) ObjectLabels) Option {
+	return func(o *config) { o.labels = f }
+}
+
+// WithProbeInterval sets how often a Failed object's step is tried once more (default 1h). A
+// probe does not reset the budget; one that succeeds ends the failure.
+func WithProbeInterval(d time.Duration) Option { return func(o *config) { o.probeInterval = d } }
+
+// WithResync sets how often a Ready object is checked again from the start step (default 30m,
+// spread by ±10% per object).
+func WithResync(d time.Duration) Option { return func(o *config) { o.resync = d } }
+
+// WithConflictLimit sets how many consecutive write conflicts are retried without spending the
+// budget (default 5) and the ceiling of the short delay before each (default 1s).
+func WithConflictLimit(n int32, delay time.Duration) Option {
+	return func(o *config) { o.conflictLimit, o.conflictDelay = n, delay }
+}
+
+// eventsRecorder adapts client-go's events.k8s.io recorder, which controller-runtime's manager
+// hands out, to a Recorder.
+type eventsRecorder struct{ r events.EventRecorder }
+
+// EventsRecorder returns a Recorder that writes events.k8s.io/v1 Events through r.
+func EventsRecorder(r events.EventRecorder) Recorder { return eventsRecorder{r: r} }
+
+func (e eventsRecorder) Event(object runtime.Object, eventtype, reason, message string) {
+	e.r.Eventf(object, nil, eventtype, reason, reason, "%s", message)
+}

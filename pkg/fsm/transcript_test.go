@@ -1,0 +1,337 @@
+package fsm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/")
+
+// start is the fake clock's start; transcripts show times relative to it.
+var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// testPolicy is short enough that a transcript shows the whole budget.
+var testPolicy = retry.Policy{Initial: 5 * time.Second, Factor: 2, Cap: time.Minute, MaxAttempts: 4, MaxDuration: 10 * time.Minute, Jitter: 0.5}
+
+// harness runs the example machine Prepare -> Create -> AwaitReady on a Runtime, with scripted
+// outcomes per step, a fake clock, and the status round-tripped through JSON between calls as
+// the API server would store it.
+type harness struct {
+	t       *testing.T
+	clock   *clocktesting.FakeClock
+	engine  *fsm.Engine[*infrav1.Runtime]
+	obj     *infrav1.Runtime
+	script  map[string][]fsm.Outcome // outcomes a step returns, in order; then it succeeds
+	ran     string                   // what the last call ran
+	events  []string
+	out     strings.Builder
+	calls   int
+	maxStep time.Duration // the longest the clock moves between calls
+	actions map[int]func(*infrav1.Runtime) // changes the world before the numbered call
+}
+
+func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
+	h := &harness{t: t, clock: clocktesting.NewFakeClock(start), script: script, maxStep: 24 * time.Hour, actions: map[int]func(*infrav1.Runtime){}}
+	step := func(name string, success fsm.Outcome) fsm.StepFunc[*infrav1.Runtime] {
+		return func(_ context.Context, _ *infrav1.Runtime) fsm.Outcome {
+			out := success
+			if s := h.script[name]; len(s) > 0 {
+				out, h.script[name] = s[0], s[1:]
+			}
+			h.ran = name + " -> " + out.String()
+			return out
+		}
+	}
+	m := fsm.Machine[*infrav1.Runtime]{
+		Name:  "example",
+		Start: "Prepare",
+		Steps: []fsm.Step[*infrav1.Runtime]{
+			{Name: "Prepare", Run: step("Prepare", fsm.Next("Create")), Next: []string{"Create"}},
+			{Name: "Create", Run: step("Create", fsm.Next("AwaitReady")), Next: []string{"AwaitReady"}},
+			{Name: "AwaitReady", Run: step("AwaitReady", fsm.Done()), Deadline: 2 * time.Minute},
+		},
+		DefaultPolicy: testPolicy,
+	}
+	engine, err := fsm.New(m,
+		fsm.WithClock(h.clock),
+		fsm.WithRand(func() float64 { return 0.5 }),
+		fsm.WithProbeInterval(time.Hour),
+		fsm.WithResync(30*time.Minute),
+		fsm.WithConflictLimit(3, time.Second),
+		fsm.WithRecorder(fsm.RecorderFunc(func(_ runtime.Object, typ, reason, msg string) {
+			h.events = append(h.events, fmt.Sprintf("%s %s %q", typ, reason, msg))
+		})),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.engine = engine
+	h.obj = &infrav1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1, UID: "uid-1"}}
+	return h
+}
+
+// runUntil calls the engine until the machine is Ready, or Failed twice in a row, or maxCalls,
+// advancing the fake clock by each requeue.
+func (h *harness) runUntil(maxCalls int, stop func(*infrav1.Runtime) bool) {
+	for range maxCalls {
+		h.calls++
+		if a := h.actions[h.calls]; a != nil {
+			a(h.obj)
+		}
+		h.ran, h.events = "nothing (not due)", nil
+		res := h.engine.Reconcile(context.Background(), h.obj)
+		h.persist()
+		h.record(res.RequeueAfter)
+		if stop(h.obj) {
+			return
+		}
+		// The next step runs at once; anything else waits, at most maxStep, so a transcript can
+		// show what happens when the world changes before a retry is due.
+		if res.RequeueAfter > time.Millisecond {
+			h.clock.Step(min(res.RequeueAfter, h.maxStep))
+		}
+	}
+}
+
+// persist round-trips the object through JSON, as the API server stores it.
+func (h *harness) persist() {
+	data, err := json.Marshal(h.obj)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	fresh := &infrav1.Runtime{}
+	if err := json.Unmarshal(data, fresh); err != nil {
+		h.t.Fatal(err)
+	}
+	h.obj = fresh
+}
+
+func (h *harness) record(after time.Duration) {
+	st := h.obj.Status.EngineStatus
+	rel := func(t *metav1.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return "+" + t.Sub(start).String()
+	}
+	fmt.Fprintf(&h.out, "call %d at +%s: ran %s; requeue after %s\n", h.calls, h.clock.Now().Sub(start), h.ran, after)
+	fmt.Fprintf(&h.out, "  state=%s step=%s entered=%s\n", st.State, st.Step.Name, rel(&st.Step.EnteredAt))
+	if r := st.Retry; r != nil {
+		fmt.Fprintf(&h.out, "  retry: step=%s attempt=%d/%d conflicts=%d class=%s reason=%s first=%s last=%s next=%s\n",
+			r.Step, r.Attempt, r.Limit, r.Conflicts, r.Class, r.Reason, rel(&r.FirstFailure), rel(&r.LastFailure), rel(r.NextRetryAt))
+		fmt.Fprintf(&h.out, "  retry message: %s\n", r.Message)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, infrav1.ConditionReady); c != nil {
+		fmt.Fprintf(&h.out, "  Ready=%s reason=%s: %s\n", c.Status, c.Reason, c.Message)
+	}
+	for _, e := range h.events {
+		fmt.Fprintf(&h.out, "  event: %s\n", e)
+	}
+}
+
+func ready(o *infrav1.Runtime) bool  { return o.Status.State == infrav1.StateReady }
+func failed(o *infrav1.Runtime) bool { return o.Status.State == infrav1.StateFailed }
+
+var (
+	errInternal = apierrors.NewInternalError(errors.New("etcd leader changed"))
+	errQuota    = retry.Transient("InfraQuotaExceeded", errors.New("quota exceeded for instance family"))
+	errConflict = apierrors.NewConflict(schema.GroupResource{Group: "core.gardener.cloud", Resource: "shoots"}, "rt", errors.New("the object has been modified"))
+	errThrottle = apierrors.NewTooManyRequests("slow down", 40)
+	errUser     = retry.Terminal("InfraUnauthorized", errors.New("secret binding lacks permissions"))
+)
+
+func repeat(o fsm.Outcome, n int) []fsm.Outcome {
+	out := make([]fsm.Outcome, n)
+	for i := range out {
+		out[i] = o
+	}
+	return out
+}
+
+// TestTranscripts runs scripted machines and compares what happened, call by call, with the
+// reviewed transcripts in testdata/. Regenerate with: go test ./pkg/fsm -run Transcripts -update.
+func TestTranscripts(t *testing.T) {
+	cases := []struct {
+		name   string                         // golden file name
+		script map[string][]fsm.Outcome       // outcomes per step, before the step succeeds
+		setup  func(h *harness)               // world changes at given calls
+		calls  int                            // call budget
+		stop   func(*infrav1.Runtime) bool    // when the transcript ends
+		check  func(t *testing.T, h *harness) // the facts the transcript must show
+	}{
+		{
+			name: "success", calls: 10, stop: ready,
+			check: func(t *testing.T, h *harness) { expectState(t, h, infrav1.StateReady, "Done") },
+		},
+		{
+			name:   "transient-then-success",
+			script: map[string][]fsm.Outcome{"Create": {fsm.Fail(errInternal), fsm.Fail(errInternal)}},
+			calls:  10, stop: ready,
+			check: func(t *testing.T, h *harness) { expectState(t, h, infrav1.StateReady, "Done") },
+		},
+		{
+			name:   "exhaustion",
+			script: map[string][]fsm.Outcome{"Create": repeat(fsm.Fail(errQuota), 10)},
+			calls:  10, stop: failed,
+			check: func(t *testing.T, h *harness) {
+				expectState(t, h, infrav1.StateFailed, "Create")
+				expectReason(t, h, infrav1.ReasonRetriesExhausted)
+				if a := h.obj.Status.Retry.Attempt; a != testPolicy.MaxAttempts {
+					t.Errorf("attempt: got %d, want %d", a, testPolicy.MaxAttempts)
+				}
+			},
+		},
+		{
+			name:   "terminal",
+			script: map[string][]fsm.Outcome{"Create": {fsm.Fail(errUser)}},
+			calls:  10, stop: failed,
+			check: func(t *testing.T, h *harness) {
+				expectReason(t, h, infrav1.ReasonUserActionRequired)
+				if a := h.obj.Status.Retry.Attempt; a != 0 {
+					t.Errorf("a terminal error spent %d attempts, want 0", a)
+				}
+			},
+		},
+		{
+			name:   "throttled",
+			script: map[string][]fsm.Outcome{"Create": {fsm.Fail(errThrottle)}},
+			calls:  10, stop: ready,
+			check: func(t *testing.T, h *harness) {
+				if !strings.Contains(h.out.String(), "requeue after 40s") {
+					t.Error("the throttled retry did not wait the 40s the server asked for")
+				}
+			},
+		},
+		{
+			name:   "conflict-storm",
+			script: map[string][]fsm.Outcome{"Create": repeat(fsm.Fail(errConflict), 6)},
+			calls:  20, stop: ready,
+			check: func(t *testing.T, h *harness) {
+				if !strings.Contains(h.out.String(), "attempt=1/4 conflicts=0 class=Conflict") {
+					t.Error("a conflict storm beyond the limit did not start spending the budget")
+				}
+			},
+		},
+		{
+			name:   "timeout",
+			script: map[string][]fsm.Outcome{"AwaitReady": repeat(fsm.Wait(30*time.Second, "shoot is creating"), 20)},
+			calls:  20, stop: failed,
+			check: func(t *testing.T, h *harness) { expectReason(t, h, infrav1.ReasonStepTimedOut) },
+		},
+		{
+			name:   "manual-retry-after-exhaustion",
+			script: map[string][]fsm.Outcome{"Create": repeat(fsm.Fail(errQuota), 10)},
+			setup: func(h *harness) {
+				h.maxStep = 10 * time.Minute
+				h.script["Create"] = h.script["Create"][:4]
+				h.actions[7] = func(o *infrav1.Runtime) {
+					o.Annotations = map[string]string{infrav1.RetryRequestedAtAnnotation: "2026-01-01T00:05:00Z"}
+				}
+			},
+			calls: 15, stop: ready,
+			check: func(t *testing.T, h *harness) {
+				expectState(t, h, infrav1.StateReady, "Done")
+				if h.obj.Status.RetryRequestedAt != "2026-01-01T00:05:00Z" {
+					t.Errorf("the handled manual retry was not echoed: %q", h.obj.Status.RetryRequestedAt)
+				}
+			},
+		},
+		{
+			name:   "probe-recovery",
+			script: map[string][]fsm.Outcome{"Create": repeat(fsm.Fail(errQuota), 5)},
+			calls:  15, stop: ready,
+			check: func(t *testing.T, h *harness) {
+				expectState(t, h, infrav1.StateReady, "Done")
+				if !strings.Contains(h.out.String(), "Recovered") {
+					t.Error("no Recovered event after the probe succeeded")
+				}
+			},
+		},
+		{
+			name:   "spec-change-mid-retry",
+			script: map[string][]fsm.Outcome{"Create": repeat(fsm.Fail(errQuota), 2)},
+			setup: func(h *harness) {
+				h.actions[4] = func(o *infrav1.Runtime) { o.Generation = 2 }
+			},
+			calls: 15, stop: ready,
+			check: func(t *testing.T, h *harness) {
+				expectState(t, h, infrav1.StateReady, "Done")
+				if h.obj.Status.ObservedGeneration != 2 {
+					t.Errorf("observed generation: got %d, want 2", h.obj.Status.ObservedGeneration)
+				}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.script)
+			if tc.setup != nil {
+				tc.setup(h)
+			}
+			h.runUntil(tc.calls, tc.stop)
+			if !tc.stop(h.obj) {
+				t.Errorf("the transcript did not reach its end within %d calls", tc.calls)
+			}
+			tc.check(t, h)
+			compareGolden(t, filepath.Join("testdata", tc.name+".golden"), h.out.String())
+		})
+	}
+}
+
+func expectState(t *testing.T, h *harness, state infrav1.State, step string) {
+	t.Helper()
+	st := h.obj.Status
+	if st.State != state || st.Step.Name != step {
+		t.Errorf("got state %s in step %s, want %s in %s", st.State, st.Step.Name, state, step)
+	}
+	if state == infrav1.StateReady && st.Retry != nil {
+		t.Errorf("a Ready object kept its retry record: %+v", st.Retry)
+	}
+}
+
+func expectReason(t *testing.T, h *harness, reason string) {
+	t.Helper()
+	c := meta.FindStatusCondition(h.obj.Status.Conditions, infrav1.ConditionReady)
+	if c == nil || c.Reason != reason || h.obj.Status.State != infrav1.StateFailed {
+		t.Errorf("got Ready condition %+v in state %s, want Failed with reason %s", c, h.obj.Status.State, reason)
+	}
+}
+
+func compareGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("transcript differs from %s (review, then regenerate with -update):\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
