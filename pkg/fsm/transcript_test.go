@@ -45,7 +45,7 @@ type harness struct {
 	events  []string
 	out     strings.Builder
 	calls   int
-	maxStep time.Duration // the longest the clock moves between calls
+	maxStep time.Duration                  // the longest the clock moves between calls
 	actions map[int]func(*infrav1.Runtime) // changes the world before the numbered call
 }
 
