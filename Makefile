@@ -34,8 +34,9 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy code from the API types.
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code and the PrometheusRule (from config/prometheus/rules.yaml).
 	$(CONTROLLER_GEN) object paths="./api/..."
+	go run ./hack/alerting/genrule -in config/prometheus/rules.yaml -out config/prometheus/prometheusrule.yaml
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers into config/.
@@ -57,18 +58,25 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint with the linters of .golangci.yml.
 .PHONY: verify
 verify: generate manifests ## Fail when a generated file is stale or go.mod is untidy.
 	go mod tidy
-	@if [ -n "$$(git status --porcelain -- api config go.mod go.sum docs)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config go.mod go.sum docs hack)" ]; then \
 		echo "verify: generated files are stale; run 'make generate manifests' and 'go mod tidy' and commit:"; \
-		git status --porcelain -- api config go.mod go.sum docs; git --no-pager diff --stat; exit 1; \
+		git status --porcelain -- api config go.mod go.sum docs hack; git --no-pager diff --stat; exit 1; \
 	fi
 	@echo "verify: generated files are up to date"
 
 ##@ Test
 
 .PHONY: test
-test: envtest-binaries ## Run every test: unit, envtest integration, alert rules and routing.
+test: test-go test-alerting ## Run every test: unit, envtest integration, alert rules and routing.
+
+.PHONY: test-go
+test-go: envtest-binaries ## Run the Go tests (unit and envtest integration) on a real API server.
 	@echo "test: go test with KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS)"
 	go test $(TEST_FLAGS) ./...
+
+.PHONY: test-alerting
+test-alerting: ## Check and unit-test the alert rules (promtool) and routing (amtool); installs them when missing.
+	bash hack/alerting/test.sh
 
 .PHONY: envtest-binaries
 envtest-binaries: $(ETCD) $(KUBE_APISERVER) ## Build etcd and kube-apiserver into bin/k8s when missing.

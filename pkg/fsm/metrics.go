@@ -68,7 +68,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"runtime_id", "step"}),
 		stepDeadline: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "runtime_step_deadline_seconds",
-			Help: "How long the current step of a runtime that is not Ready may wait, in seconds.",
+			Help: "How long the current step of a runtime that is not Ready may wait, in seconds; absent for steps without a deadline.",
 		}, []string{"runtime_id", "step"}),
 		series: map[string]objectSeries{},
 	}
@@ -142,7 +142,12 @@ func (m *Metrics) syncObject(key string, id ObjectLabels, st *infrav1.EngineStat
 	}
 	if want.entered != nil {
 		m.stepEntered.With(want.entered).Set(float64(st.Step.EnteredAt.Unix()))
-		m.stepDeadline.With(want.entered).Set(deadline)
+		if deadline > 0 {
+			m.stepDeadline.With(want.entered).Set(deadline)
+		} else {
+			// A step without a deadline publishes none; the alert rule applies its default.
+			m.stepDeadline.Delete(want.entered)
+		}
 	}
 	if want.failed == nil && want.retrying == nil && want.entered == nil {
 		delete(m.series, key)
