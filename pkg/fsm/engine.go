@@ -166,7 +166,7 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 		e.restart(st, e.m.Start, e.activeState(obj), now)
 		return decision{after: advance}
 	}
-	if r := st.Retry; r != nil && r.Step == s.Name && r.Attempt > 0 && st.State != infrav1.StateFailed {
+	if r := st.Retry; r != nil && r.Step == s.Name && r.Attempt > 0 && r.NextRetryAt != nil && st.State != infrav1.StateFailed {
 		e.count(func(m *Metrics) { m.retries.WithLabelValues(e.m.Name, s.Name).Inc() })
 	}
 
@@ -204,16 +204,26 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 	}
 }
 
-// wait keeps the object in a waiting step until its deadline.
+// wait keeps the object in a waiting step until its deadline. Waiting is not success: a retry
+// record stays until the step moves on, so a step that keeps starting an external process that
+// keeps failing spends its budget (its next retry time is cleared, since the retry ran).
 func (e *Engine[T]) wait(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome, now time.Time) decision {
-	if st.State == infrav1.StateFailed && st.Retry != nil && st.Retry.Class == string(retry.ClassTimeout) {
-		// A probe of a step that timed out: still waiting is still stuck.
-		st.Retry.LastFailure = metav1.NewTime(stamp(now))
-		st.Retry.NextRetryAt = ptrTime(ceilSecond(now.Add(e.cfg.probeInterval)))
-		return decision{after: e.cfg.probeInterval}
-	}
-	e.succeed(obj, st, s, now)
 	poll := jitter(out.poll, e.cfg.rand())
+	if rec := st.Retry; st.State == infrav1.StateFailed && rec != nil {
+		rec.LastFailure = metav1.NewTime(stamp(now))
+		if rec.Class == string(retry.ClassTimeout) {
+			// A probe of a step that timed out: still waiting is still stuck.
+			rec.NextRetryAt = ptrTime(ceilSecond(now.Add(e.cfg.probeInterval)))
+			return decision{after: e.cfg.probeInterval}
+		}
+		// A probe that started the external process again: stay Failed, and watch it at the
+		// poll interval until the step moves on (recovery) or fails (the next probe in an hour).
+		rec.NextRetryAt = ptrTime(ceilSecond(now.Add(poll)))
+		return decision{after: poll}
+	}
+	if st.Retry != nil {
+		st.Retry.NextRetryAt = nil
+	}
 	if s.Deadline > 0 {
 		deadline := st.Step.EnteredAt.Add(s.Deadline)
 		if !now.Before(deadline) {

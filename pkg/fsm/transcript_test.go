@@ -238,6 +238,24 @@ func TestTranscripts(t *testing.T) {
 			check: func(t *testing.T, h *harness) { expectReason(t, h, infrav1.ReasonStepTimedOut) },
 		},
 		{
+			// A step that restarts an external process after each failure (Gardener's
+			// operation=retry): waiting in between does not reset the budget.
+			name: "external-retry-exhaustion",
+			script: map[string][]fsm.Outcome{"AwaitReady": {
+				fsm.Fail(errQuota), fsm.Wait(10*time.Second, "retry requested"),
+				fsm.Fail(errQuota), fsm.Wait(10*time.Second, "retry requested"),
+				fsm.Fail(errQuota), fsm.Wait(10*time.Second, "retry requested"),
+				fsm.Fail(errQuota),
+			}},
+			calls: 20, stop: failed,
+			check: func(t *testing.T, h *harness) {
+				expectReason(t, h, infrav1.ReasonRetriesExhausted)
+				if a := h.obj.Status.Retry.Attempt; a != testPolicy.MaxAttempts {
+					t.Errorf("attempt: got %d, want %d", a, testPolicy.MaxAttempts)
+				}
+			},
+		},
+		{
 			name:   "manual-retry-after-exhaustion",
 			script: map[string][]fsm.Outcome{"Create": repeat(fsm.Fail(errQuota), 10)},
 			setup: func(h *harness) {
