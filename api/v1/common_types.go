@@ -39,7 +39,8 @@ type StepStatus struct {
 	// EnteredAt is when the object entered the step.
 	EnteredAt metav1.Time `json:"enteredAt"`
 
-	// Deadline is when a waiting step gives up, if it is waiting for an external process.
+	// Deadline is when a waiting step gives up, if it is waiting for an external process. For the
+	// final step, Done, it is when the object is checked again.
 	// +optional
 	Deadline *metav1.Time `json:"deadline,omitempty"`
 }

@@ -148,12 +148,8 @@ func (e *Engine[T]) observeInputs(obj T, st *infrav1.EngineStatus, now time.Time
 // run decides and, when due, runs the current step.
 func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, now time.Time) decision {
 	if st.Step.Name == StepDone {
-		if !obj.GetDeletionTimestamp().IsZero() {
-			return decision{}
-		}
-		due := st.Step.EnteredAt.Add(e.resyncFor(obj))
-		if now.Before(due) {
-			return decision{after: due.Sub(now)}
+		if d, idle := e.idle(obj, st, now); idle {
+			return d
 		}
 		e.enter(st, e.m.Start, now)
 	}
@@ -174,7 +170,27 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 	out := s.Run(ctx, obj)
 	elapsed := e.cfg.clock.Since(started).Seconds()
 	e.count(func(m *Metrics) { m.stepDuration.WithLabelValues(e.m.Name, s.Name).Observe(elapsed) })
+	return e.apply(obj, st, s, out, now)
+}
 
+// idle reports whether a finished object has nothing to do yet: it is being deleted (its last
+// step let it go), or its next periodic re-check is not due.
+func (e *Engine[T]) idle(obj T, st *infrav1.EngineStatus, now time.Time) (decision, bool) {
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return decision{}, true
+	}
+	due := st.Step.EnteredAt.Add(e.resyncFor(obj))
+	if st.Step.Deadline != nil && st.Step.Deadline.Before(&metav1.Time{Time: due}) {
+		due = st.Step.Deadline.Time
+	}
+	if now.Before(due) {
+		return decision{after: due.Sub(now)}, true
+	}
+	return decision{}, false
+}
+
+// apply turns a step's outcome into the object's next state.
+func (e *Engine[T]) apply(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome, now time.Time) decision {
 	switch out.kind {
 	case kindNext:
 		if !slices.Contains(s.Next, out.next) {
@@ -185,14 +201,7 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 		e.enter(st, out.next, now)
 		return decision{after: advance}
 	case kindDone:
-		e.succeed(obj, st, s, now)
-		e.enter(st, StepDone, now)
-		if !obj.GetDeletionTimestamp().IsZero() {
-			return decision{}
-		}
-		st.State = infrav1.StateReady
-		e.setReady(st, metav1.ConditionTrue, ReasonReady, "All steps succeeded")
-		return decision{after: e.resyncFor(obj)}
+		return e.done(obj, st, s, out, now)
 	case kindWait:
 		return e.wait(obj, st, s, out, now)
 	default:
@@ -202,6 +211,25 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 		}
 		return e.fail(obj, st, s, err, now)
 	}
+}
+
+// done ends the machine: Ready, and checked again after the re-check interval or when the step
+// asked for it.
+func (e *Engine[T]) done(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome, now time.Time) decision {
+	e.succeed(obj, st, s, now)
+	e.enter(st, StepDone, now)
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return decision{}
+	}
+	st.State = infrav1.StateReady
+	e.setReady(st, metav1.ConditionTrue, ReasonReady, "All steps succeeded")
+	after := e.resyncFor(obj)
+	if out.poll > 0 && out.poll < after {
+		// For the Done step, the deadline is when the object is checked again.
+		after = out.poll
+		st.Step.Deadline = ptrTime(ceilSecond(now.Add(after)))
+	}
+	return decision{after: after}
 }
 
 // wait keeps the object in a waiting step until its deadline. Waiting is not success: a retry

@@ -34,8 +34,13 @@ func Wait(poll time.Duration, why string) Outcome {
 	return Outcome{kind: kindWait, poll: poll, why: why}
 }
 
-// Done ends the machine: the object is in its desired state.
+// Done ends the machine: the object is in its desired state. The engine checks it again after
+// the periodic re-check interval.
 func Done() Outcome { return Outcome{kind: kindDone} }
+
+// DoneUntil ends the machine like Done, and asks for the next check no later than after d, for
+// objects that know when they need attention again (a credential that must be rotated).
+func DoneUntil(d time.Duration) Outcome { return Outcome{kind: kindDone, poll: d} }
 
 // Fail reports an error. The engine classifies it and decides whether and when to retry.
 func Fail(err error) Outcome { return Outcome{kind: kindFail, err: err} }
@@ -48,6 +53,9 @@ func (o Outcome) String() string {
 	case kindWait:
 		return "Wait(" + o.poll.String() + ", " + o.why + ")"
 	case kindDone:
+		if o.poll > 0 {
+			return "DoneUntil(" + o.poll.String() + ")"
+		}
 		return "Done"
 	case kindFail:
 		if o.err == nil {

@@ -196,7 +196,7 @@ func classifyTimeout(err error) (Classification, bool) {
 }
 
 func isTimeout(err error) bool {
-	t, ok := err.(timeouter) //nolint:errorlint // inChain visits every node of the chain itself.
+	t, ok := err.(timeouter)
 	return ok && t.Timeout()
 }
 

@@ -255,7 +255,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "gone",
-			err:  apierrors.NewGone("too old resource version"),
+			err:  &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonGone, Message: "too old resource version"}},
 			want: Classification{Class: ClassTransient, Reason: ReasonGone},
 		},
 		{

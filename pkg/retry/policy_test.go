@@ -85,7 +85,7 @@ func TestPolicyValidate(t *testing.T) {
 			if !errors.Is(err, ErrInvalidPolicy) {
 				t.Fatalf("Validate(%+v): got %v, want an error wrapping ErrInvalidPolicy", tt.policy, err)
 			}
-			joined, ok := err.(interface{ Unwrap() []error }) //nolint:errorlint // counting the problems of errors.Join.
+			joined, ok := err.(interface{ Unwrap() []error })
 			if !ok {
 				t.Fatalf("Validate(%+v): got %T, want joined problems", tt.policy, err)
 			}
