@@ -1,0 +1,119 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
+)
+
+// Target is what the admin API controls: a running simulator.
+type Target interface {
+	// FaultRules returns the fault rules with their hit counts.
+	FaultRules() []fault.RuleStatus
+	// SetFaults replaces the fault rules.
+	SetFaults(rules []fault.Rule) error
+	// LifecycleRules returns the lifecycle rules with their hit counts.
+	LifecycleRules() []lifecycle.RuleStatus
+	// SetLifecycleRules replaces the lifecycle rules.
+	SetLifecycleRules(rules []lifecycle.Rule) error
+	// ApplyScenario replaces all rules with the scenario's.
+	ApplyScenario(s scenario.Scenario) error
+}
+
+// Handler serves the admin API for t:
+//
+//	GET    /rules               fault rules and their hit counts
+//	PUT    /rules               replace the fault rules (JSON or YAML list)
+//	DELETE /rules               remove every fault rule
+//	GET    /lifecycle-rules     lifecycle rules and their hit counts
+//	PUT    /lifecycle-rules     replace the lifecycle rules
+//	DELETE /lifecycle-rules     remove every lifecycle rule
+//	GET    /scenarios           the shipped scenarios
+//	PUT    /scenarios/{name}    apply a shipped scenario
+//	GET    /healthz             ok
+//
+// Invalid rules are refused with 422 and leave the current rules in place.
+func Handler(t Target) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /rules", func(w http.ResponseWriter, _ *http.Request) { reply(w, t.FaultRules()) })
+	mux.HandleFunc("PUT /rules", func(w http.ResponseWriter, r *http.Request) {
+		var rules []fault.Rule
+		if decode(w, r, &rules) && apply(w, t.SetFaults(rules)) {
+			reply(w, t.FaultRules())
+		}
+	})
+	mux.HandleFunc("DELETE /rules", func(w http.ResponseWriter, _ *http.Request) {
+		if apply(w, t.SetFaults(nil)) {
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})
+	mux.HandleFunc("GET /lifecycle-rules", func(w http.ResponseWriter, _ *http.Request) { reply(w, t.LifecycleRules()) })
+	mux.HandleFunc("PUT /lifecycle-rules", func(w http.ResponseWriter, r *http.Request) {
+		var rules []lifecycle.Rule
+		if decode(w, r, &rules) && apply(w, t.SetLifecycleRules(rules)) {
+			reply(w, t.LifecycleRules())
+		}
+	})
+	mux.HandleFunc("DELETE /lifecycle-rules", func(w http.ResponseWriter, _ *http.Request) {
+		if apply(w, t.SetLifecycleRules(nil)) {
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})
+	mux.HandleFunc("GET /scenarios", listScenarios)
+	mux.HandleFunc("PUT /scenarios/{name}", func(w http.ResponseWriter, r *http.Request) {
+		s, err := scenario.Load(r.PathValue("name"))
+		if errors.Is(err, scenario.ErrUnknown) {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		if apply(w, err) && apply(w, t.ApplyScenario(s)) {
+			reply(w, s)
+		}
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	return mux
+}
+
+func listScenarios(w http.ResponseWriter, _ *http.Request) {
+	all, err := scenario.All()
+	if apply(w, err) {
+		reply(w, all)
+	}
+}
+
+// decode reads a JSON or YAML body into v, answering 400 if it cannot.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err == nil {
+		err = yaml.UnmarshalStrict(body, v)
+	}
+	if err != nil {
+		http.Error(w, fmt.Sprintf("decode rules: %v", err), http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+// apply answers 422 for an error and reports whether there was none.
+func apply(w http.ResponseWriter, err error) bool {
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		return false
+	}
+	return true
+}
+
+func reply(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

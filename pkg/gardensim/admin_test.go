@@ -1,0 +1,102 @@
+package gardensim_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+)
+
+// TestOutageThroughAdminAPI starts and ends a Gardener outage at run time
+// through the admin HTTP API, as a demo or an end-to-end test would.
+func TestOutageThroughAdminAPI(t *testing.T) {
+	t.Cleanup(func() { _ = sim.SetFaults(nil) })
+	list := func(ctx context.Context) error {
+		return garden.List(ctx, &gardencorev1beta1.ShootList{}, client.InNamespace(namespace))
+	}
+
+	adminCall(t, http.MethodPut, "/rules", `[{"name":"outage","fault":{"type":"Status","code":503}}]`, http.StatusOK)
+	if err := list(t.Context()); !apierrors.IsServiceUnavailable(err) {
+		t.Fatalf("list during the outage = %v, want ServiceUnavailable", err)
+	}
+	var rules []fault.RuleStatus
+	if err := json.Unmarshal([]byte(adminCall(t, http.MethodGet, "/rules", "", http.StatusOK)), &rules); err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 1 || rules[0].Name != "outage" || rules[0].Hits == 0 || !rules[0].Active {
+		t.Errorf("rules = %+v, want the active outage rule with hits", rules)
+	}
+
+	adminCall(t, http.MethodDelete, "/rules", "", http.StatusNoContent)
+	if err := list(t.Context()); err != nil {
+		t.Fatalf("list after the outage = %v", err)
+	}
+
+	t.Run("a bounded outage ends by itself", func(t *testing.T) {
+		adminCall(t, http.MethodPut, "/rules", "- name: short\n  for: 1s\n  fault: {type: Status, code: 503}\n", http.StatusOK)
+		if err := list(t.Context()); !apierrors.IsServiceUnavailable(err) {
+			t.Fatalf("list during the outage = %v, want ServiceUnavailable", err)
+		}
+		eventually(t, 10*time.Second, "outage to end", func(ctx context.Context) (bool, error) {
+			return list(ctx) == nil, nil
+		})
+	})
+
+	t.Run("shipped scenarios load by name", func(t *testing.T) {
+		body := adminCall(t, http.MethodPut, "/scenarios/flaky", "", http.StatusOK)
+		if !strings.Contains(body, "transient-shoot-errors") {
+			t.Errorf("scenario reply = %s", body)
+		}
+		if got := sim.FaultRules(); len(got) != 1 || got[0].Probability == nil || *got[0].Probability != 0.1 {
+			t.Errorf("fault rules after loading flaky = %+v", got)
+		}
+		adminCall(t, http.MethodPut, "/scenarios/no-such-thing", "", http.StatusNotFound)
+		adminCall(t, http.MethodDelete, "/rules", "", http.StatusNoContent)
+		adminCall(t, http.MethodPut, "/rules", `[{"fault":{"type":"Explode"}}]`, http.StatusUnprocessableEntity)
+	})
+}
+
+// TestLifecycleRulesThroughAdminAPI replaces the lifecycle rules at run time.
+func TestLifecycleRulesThroughAdminAPI(t *testing.T) {
+	t.Cleanup(func() { _ = sim.SetLifecycleRules(nil) })
+	adminCall(t, http.MethodPut, "/lifecycle-rules", "- name: stuck\n  shoot: '*stuck*'\n  outcome: Hang\n", http.StatusOK)
+	if got := sim.LifecycleRules(); len(got) != 1 || got[0].Name != "stuck" || got[0].Outcome != "Hang" {
+		t.Errorf("lifecycle rules = %+v", got)
+	}
+	if body := adminCall(t, http.MethodGet, "/lifecycle-rules", "", http.StatusOK); !strings.Contains(body, `"stuck"`) {
+		t.Errorf("GET /lifecycle-rules = %s", body)
+	}
+	adminCall(t, http.MethodPut, "/lifecycle-rules", `[{"outcome":"Failed","codes":["ERR_BANANA"]}]`, http.StatusUnprocessableEntity)
+	adminCall(t, http.MethodDelete, "/lifecycle-rules", "", http.StatusNoContent)
+	if got := sim.LifecycleRules(); len(got) != 0 {
+		t.Errorf("lifecycle rules after DELETE = %+v", got)
+	}
+}
+
+// adminCall sends a request to the admin API and returns the reply body.
+func adminCall(t *testing.T, method, path, body string, wantCode int) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, sim.AdminURL()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	reply, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != wantCode {
+		t.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, reply, wantCode)
+	}
+	return string(reply)
+}

@@ -1,0 +1,233 @@
+package gardensim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admin"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/shootcluster"
+)
+
+// Simulator is a running Gardener simulator. Its methods are safe for
+// concurrent use; Stop ends it.
+type Simulator struct {
+	opts     options
+	env      *envtest.Environment
+	garden   *rest.Config
+	faults   *fault.Injector
+	rules    *lifecycle.Rules
+	pool     *shootcluster.Pool
+	proxy    *proxy.Server
+	admin    *http.Server
+	adminURL string
+
+	stopManager context.CancelFunc
+	managerDone chan error
+	stopOnce    sync.Once
+	stopErr     error
+}
+
+// Start boots a simulator and returns once it serves: the garden API server
+// with its projects, the lifecycle controller, the front proxy and the admin
+// API. ctx bounds the start only; the simulator runs until Stop. On error
+// everything already started is stopped again.
+func Start(ctx context.Context, opts ...Option) (*Simulator, error) {
+	o := defaults()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.token == "" {
+		o.token = randomToken()
+	}
+	s := &Simulator{
+		opts:   o,
+		faults: fault.NewInjector(fault.WithSeed(o.seed)),
+		rules:  lifecycle.NewRules(o.seed + 1),
+	}
+	if err := s.start(ctx); err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
+	return s, nil
+}
+
+func (s *Simulator) start(ctx context.Context) error {
+	if err := s.ApplyScenario(s.opts.scenario); err != nil {
+		return err
+	}
+	began := time.Now()
+	env, err := newGardenEnv(s.opts)
+	if err != nil {
+		return err
+	}
+	s.env = env
+	if s.garden, err = env.Start(); err != nil {
+		return fmt.Errorf("start garden API server: %w", err)
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(s.garden, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("build garden client: %w", err)
+	}
+	if err := createProjects(ctx, c, s.opts.projects); err != nil {
+		return err
+	}
+	s.pool = shootcluster.NewPool(env.ControlPlane.Etcd.URL,
+		shootcluster.WithMode(s.opts.shootMode),
+		shootcluster.WithAssets(s.opts.assets),
+		shootcluster.WithOutput(s.opts.processOutput),
+		shootcluster.WithLogger(s.opts.log.WithName("shoot-clusters")))
+	if err := s.startController(ctx, scheme); err != nil {
+		return err
+	}
+	if err := s.startProxy(); err != nil {
+		return err
+	}
+	if err := s.startAdmin(); err != nil {
+		return err
+	}
+	s.opts.log.Info("Gardener simulator started", "api", s.proxy.URL(), "admin", s.adminURL,
+		"shootMode", s.opts.shootMode, "scenario", s.opts.scenario.Name, "startedIn", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// startController runs the lifecycle controller in its own manager.
+func (s *Simulator) startController(ctx context.Context, scheme *runtime.Scheme) error {
+	mgr, err := ctrl.NewManager(s.garden, ctrl.Options{
+		Scheme:                 scheme,
+		Logger:                 s.opts.log.WithName("gardenlet"),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return fmt.Errorf("build lifecycle manager: %w", err)
+	}
+	r := lifecycle.NewReconciler(mgr.GetClient(),
+		lifecycle.WithReader(mgr.GetAPIReader()),
+		lifecycle.WithClusters(s.pool),
+		lifecycle.WithRules(s.rules),
+		lifecycle.WithOperationDuration(s.opts.operationDuration),
+		lifecycle.WithRetryDelay(s.opts.errorRetryDelay),
+		lifecycle.WithProgressInterval(s.opts.progressInterval))
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	mgrCtx, cancel := context.WithCancel(context.Background())
+	s.stopManager, s.managerDone = cancel, make(chan error, 1)
+	go func() { s.managerDone <- mgr.Start(mgrCtx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return errors.New("lifecycle controller cache did not sync")
+	}
+	return nil
+}
+
+// startProxy serves the Gardener API the manager talks to.
+func (s *Simulator) startProxy() error {
+	p, err := proxy.New(s.garden,
+		proxy.WithToken(s.opts.token, s.opts.user),
+		proxy.WithFaults(s.faults),
+		proxy.WithKubeconfigs(s.pool),
+		proxy.WithLogger(s.opts.log.WithName("proxy")))
+	if err != nil {
+		return fmt.Errorf("build front proxy: %w", err)
+	}
+	if s.proxy, err = proxy.Serve(s.opts.listen, p, s.opts.log.WithName("proxy")); err != nil {
+		return fmt.Errorf("serve front proxy: %w", err)
+	}
+	return nil
+}
+
+// startAdmin serves the admin API over plain HTTP, if it has an address.
+func (s *Simulator) startAdmin() error {
+	if s.opts.adminListen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.opts.adminListen)
+	if err != nil {
+		return fmt.Errorf("listen for admin API on %s: %w", s.opts.adminListen, err)
+	}
+	s.admin = &http.Server{Handler: admin.Handler(s), ReadHeaderTimeout: 10 * time.Second}
+	s.adminURL = "http://" + ln.Addr().String()
+	go func() {
+		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.opts.log.Error(err, "Admin API stopped")
+		}
+	}()
+	return nil
+}
+
+// Stop ends the simulator: the proxy and admin API, the lifecycle
+// controller, every shoot cluster, then the garden API server and etcd. It
+// is idempotent.
+func (s *Simulator) Stop() error {
+	s.stopOnce.Do(func() {
+		var errs []error
+		if s.proxy != nil {
+			errs = append(errs, s.proxy.Close())
+		}
+		if s.admin != nil {
+			errs = append(errs, wrap("close admin API", s.admin.Close()))
+		}
+		if s.stopManager != nil {
+			s.stopManager()
+			errs = append(errs, wrap("stop lifecycle controller", <-s.managerDone))
+		}
+		if s.pool != nil {
+			errs = append(errs, s.pool.Close())
+		}
+		if s.env != nil {
+			errs = append(errs, wrap("stop garden API server", s.env.Stop()))
+		}
+		s.stopErr = errors.Join(errs...)
+	})
+	return s.stopErr
+}
+
+// wrap adds context to err, keeping nil.
+func wrap(context string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", context, err)
+}
+
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("register Kubernetes types: %w", err)
+	}
+	if err := gardencorev1beta1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("register Gardener types: %w", err)
+	}
+	return scheme, nil
+}
+
+func randomToken() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
