@@ -1,0 +1,692 @@
+package gardener
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// testOptions are the options the tests convert with.
+var testOptions = ConvertOptions{
+	Namespace:                  "garden-kyma",
+	DefaultKubernetesVersion:   "1.30.5",
+	DefaultMachineImage:        "gardenlinux",
+	DefaultMachineImageVersion: "1592.1.0",
+}
+
+// TestShootFromRuntimeFixtures converts every upstream Runtime manifest and checks the converted
+// fields one by one.
+func TestShootFromRuntimeFixtures(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		// name is the fixture file in upstream-runtimes.
+		name string
+		// shootName is the expected shoot name.
+		shootName string
+		// region is the expected hyperscaler region.
+		region string
+		// providerType is the expected spec.provider.type.
+		providerType string
+		// cloudProfile is the expected spec.cloudProfileName.
+		cloudProfile string
+		// pods, nodes and services are the expected CIDRs.
+		pods, nodes, services string
+		// workerName is the expected name of the only worker pool.
+		workerName string
+		// machineType is the expected machine type of that pool.
+		machineType string
+		// zones are the expected zones of that pool.
+		zones []string
+		// volumeType is the expected root disk type of that pool.
+		volumeType string
+	}{
+		{
+			name: "aws.yaml", shootName: "aws-full", region: "eu-central-1",
+			providerType: "aws", cloudProfile: "aws",
+			pods: "100.64.0.0/12", nodes: "10.250.0.0/16", services: "100.104.0.0/13",
+			workerName: "worker-0", machineType: "m6i.large",
+			zones: []string{"eu-central-1a", "eu-central-1b", "eu-central-1c"}, volumeType: "gp2",
+		},
+		{
+			name: "azure.yaml", shootName: "azure-full", region: "eastus",
+			providerType: "azure", cloudProfile: "az",
+			pods: "10.96.0.0/13", nodes: "10.250.0.0/22", services: "10.104.0.0/13",
+			workerName: "worker-0", machineType: "Standard_D2s_v5",
+			zones: []string{"1", "2", "3"}, volumeType: "Standard_LRS",
+		},
+		{
+			name: "gcp.yaml", shootName: "gcp-full", region: "us-central1",
+			providerType: "gcp", cloudProfile: "gcp",
+			pods: "10.96.0.0/13", nodes: "10.250.0.0/22", services: "10.104.0.0/13",
+			workerName: "cpu-worker-0", machineType: "n2-standard-2",
+			zones: []string{"us-central1-a", "us-central1-b", "us-central1-c"}, volumeType: "pd-standard",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rt := readFixture(t, tt.name)
+
+			shoot, err := ShootFromRuntime(rt, testOptions)
+			if err != nil {
+				t.Fatalf("ShootFromRuntime: %v", err)
+			}
+
+			expectEqual(t, "apiVersion", shoot.APIVersion, "core.gardener.cloud/v1beta1")
+			expectEqual(t, "kind", shoot.Kind, "Shoot")
+			expectEqual(t, "name", shoot.Name, tt.shootName)
+			expectEqual(t, "namespace", shoot.Namespace, "garden-kyma")
+			expectEqual(t, "label runtime-id", shoot.Labels[infrav1.LabelRuntimeID], "runtime-id")
+			expectEqual(t, "label instance-id", shoot.Labels[infrav1.LabelInstanceID], "instance-id")
+			expectEqual(t, "label global-account-id", shoot.Labels[infrav1.LabelGlobalAccountID], "global-account-id")
+			expectEqual(t, "label subaccount-id", shoot.Labels[infrav1.LabelSubaccountID], "subAccount-id")
+			expectEqual(t, "label shoot-name", shoot.Labels[infrav1.LabelShootName], tt.shootName)
+			expectEqual(t, "label region", shoot.Labels[infrav1.LabelRegion], "region")
+			expectEqual(t, "label broker-plan-name", shoot.Labels[infrav1.LabelBrokerPlanName], "plan-name")
+			expectEqual(t, "annotation runtime-id", shoot.Annotations[AnnotationRuntimeID], "runtime-id")
+
+			spec := shoot.Spec
+			expectPtr(t, "purpose", spec.Purpose, gardencorev1beta1.ShootPurposeProduction)
+			expectEqual(t, "region", spec.Region, tt.region)
+			expectPtr(t, "secretBindingName", spec.SecretBindingName, "hyperscaler secret")
+			expectPtr(t, "cloudProfileName", spec.CloudProfileName, tt.cloudProfile)
+			expectEqual(t, "kubernetes.version", spec.Kubernetes.Version, "1.28.7")
+
+			oidc := shootOIDC(shoot)
+			if oidc == nil {
+				t.Fatal("kubeAPIServer.oidcConfig is nil")
+			}
+			expectPtr(t, "oidc.clientID", oidc.ClientID, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")
+			expectPtr(t, "oidc.groupsClaim", oidc.GroupsClaim, "groups")
+			expectPtr(t, "oidc.issuerURL", oidc.IssuerURL, "https://my.cool.tokens.com")
+			expectDeepEqual(t, "oidc.signingAlgs", oidc.SigningAlgs, []string{"RS256"})
+			expectPtr(t, "oidc.usernameClaim", oidc.UsernameClaim, "sub")
+			expectNil(t, "oidc.usernamePrefix", oidc.UsernamePrefix)
+
+			if spec.Networking == nil {
+				t.Fatal("networking is nil")
+			}
+			expectPtr(t, "networking.type", spec.Networking.Type, "calico")
+			expectPtr(t, "networking.pods", spec.Networking.Pods, tt.pods)
+			expectPtr(t, "networking.nodes", spec.Networking.Nodes, tt.nodes)
+			expectPtr(t, "networking.services", spec.Networking.Services, tt.services)
+
+			expectEqual(t, "provider.type", spec.Provider.Type, tt.providerType)
+			if len(spec.Provider.Workers) != 1 {
+				t.Fatalf("got %d workers, want 1", len(spec.Provider.Workers))
+			}
+			w := spec.Provider.Workers[0]
+			expectEqual(t, "worker.name", w.Name, tt.workerName)
+			expectEqual(t, "worker.machine.type", w.Machine.Type, tt.machineType)
+			if w.Machine.Image == nil {
+				t.Fatal("worker.machine.image is nil")
+			}
+			expectEqual(t, "worker.machine.image.name", w.Machine.Image.Name, "gardenlinux")
+			expectPtr(t, "worker.machine.image.version", w.Machine.Image.Version, "1443.9.0")
+			expectEqual(t, "worker.minimum", w.Minimum, int32(3))
+			expectEqual(t, "worker.maximum", w.Maximum, int32(20))
+			expectPtr(t, "worker.maxSurge", w.MaxSurge, intstr.FromInt32(3))
+			expectPtr(t, "worker.maxUnavailable", w.MaxUnavailable, intstr.FromInt32(0))
+			expectDeepEqual(t, "worker.zones", w.Zones, tt.zones)
+			if w.Volume == nil {
+				t.Fatal("worker.volume is nil")
+			}
+			expectPtr(t, "worker.volume.type", w.Volume.Type, tt.volumeType)
+			expectEqual(t, "worker.volume.size", w.Volume.VolumeSize, "50Gi")
+			expectPtr(t, "worker.cri.name", criName(w), gardencorev1beta1.CRINameContainerD)
+
+			if spec.ControlPlane == nil || spec.ControlPlane.HighAvailability == nil {
+				t.Fatal("controlPlane.highAvailability is nil")
+			}
+			expectEqual(t, "failureTolerance.type", spec.ControlPlane.HighAvailability.FailureTolerance.Type,
+				gardencorev1beta1.FailureToleranceTypeZone)
+			if spec.SeedSelector == nil {
+				t.Fatal("seedSelector is nil")
+			}
+			expectDeepEqual(t, "seedSelector.matchLabels", spec.SeedSelector.MatchLabels,
+				map[string]string{LabelSeedRegion: tt.region})
+			expectDeepEqual(t, "maintenance.autoUpdate", spec.Maintenance.AutoUpdate,
+				&gardencorev1beta1.MaintenanceAutoUpdate{KubernetesVersion: false, MachineImageVersion: ptr.To(false)})
+			expectDeepEqual(t, "extensions", spec.Extensions,
+				[]gardencorev1beta1.Extension{{Type: ExtensionNetworkingFilter, Disabled: ptr.To(true)}})
+
+			encoded, err := json.Marshal(shoot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var typeMeta metav1.TypeMeta
+			if err := json.Unmarshal(encoded, &typeMeta); err != nil {
+				t.Fatal(err)
+			}
+			expectEqual(t, "encoded apiVersion", typeMeta.APIVersion, "core.gardener.cloud/v1beta1")
+			expectEqual(t, "encoded kind", typeMeta.Kind, "Shoot")
+		})
+	}
+}
+
+// TestShootFromRuntime checks the rules that the fixtures do not exercise.
+func TestShootFromRuntime(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		// name describes the case.
+		name string
+		// mutate changes the base Runtime before the conversion; nil keeps it.
+		mutate func(rt *infrav1.Runtime)
+		// nilRuntime converts a nil Runtime instead.
+		nilRuntime bool
+		// opts replace testOptions when set.
+		opts *ConvertOptions
+		// wantReason is the reason of the expected terminal error; empty when none is expected.
+		wantReason string
+		// wantErr is the sentinel the expected error wraps.
+		wantErr error
+		// check inspects the converted Shoot when no error is expected.
+		check func(t *testing.T, shoot *gardencorev1beta1.Shoot)
+	}{
+		{
+			name:   "missing kubernetes version uses the default",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Kubernetes.Version = nil },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectEqual(t, "kubernetes.version", shoot.Spec.Kubernetes.Version, "1.30.5")
+			},
+		},
+		{
+			name:   "empty kubernetes version uses the default",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Kubernetes.Version = ptr.To("") },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectEqual(t, "kubernetes.version", shoot.Spec.Kubernetes.Version, "1.30.5")
+			},
+		},
+		{
+			name: "runtime kubernetes version wins over the default",
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectEqual(t, "kubernetes.version", shoot.Spec.Kubernetes.Version, "1.31.2")
+			},
+		},
+		{
+			name:       "unknown provider is terminal",
+			mutate:     func(rt *infrav1.Runtime) { rt.Spec.Shoot.Provider.Type = "alicloud" },
+			wantReason: ReasonUnsupportedProvider,
+			wantErr:    ErrUnsupportedProvider,
+		},
+		{
+			name:       "nil runtime is terminal",
+			nilRuntime: true,
+			wantReason: ReasonInvalidRuntime,
+			wantErr:    ErrInvalidRuntime,
+		},
+		{
+			name:       "empty shoot name is terminal",
+			mutate:     func(rt *infrav1.Runtime) { rt.Spec.Shoot.Name = "" },
+			wantReason: ReasonInvalidRuntime,
+			wantErr:    ErrInvalidRuntime,
+		},
+		{
+			name:       "empty namespace is terminal",
+			opts:       &ConvertOptions{DefaultKubernetesVersion: "1.30.5"},
+			wantReason: ReasonInvalidConvertOptions,
+			wantErr:    ErrMissingNamespace,
+		},
+		{
+			name: "additional workers are appended",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Provider.AdditionalWorkers = &[]infrav1.Worker{
+					{Name: "extra-1", Machine: infrav1.Machine{Type: "m6i.xlarge"}, Minimum: 1, Maximum: 2, Zones: []string{"eu-central-1a"}},
+					{Name: "extra-2", Machine: infrav1.Machine{Type: "m6i.2xlarge"}, Minimum: 0, Maximum: 4, Zones: []string{"eu-central-1b"}},
+				}
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				var names []string
+				for _, w := range shoot.Spec.Provider.Workers {
+					names = append(names, w.Name)
+				}
+				expectDeepEqual(t, "worker names", names, []string{"worker-0", "extra-1", "extra-2"})
+				extra := shoot.Spec.Provider.Workers[2]
+				expectEqual(t, "extra-2 machine type", extra.Machine.Type, "m6i.2xlarge")
+				expectEqual(t, "extra-2 maximum", extra.Maximum, int32(4))
+				expectDeepEqual(t, "extra-2 zones", extra.Zones, []string{"eu-central-1b"})
+			},
+		},
+		{
+			name: "raw provider configs pass through byte-equal",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Provider.InfrastructureConfig = &runtime.RawExtension{Raw: []byte(infraConfig)}
+				rt.Spec.Shoot.Provider.ControlPlaneConfig = &runtime.RawExtension{Raw: []byte(controlPlaneConfig)}
+				rt.Spec.Shoot.Provider.Workers[0].ProviderConfig = &runtime.RawExtension{Raw: []byte(workerConfig)}
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				p := shoot.Spec.Provider
+				expectRaw(t, "infrastructureConfig", p.InfrastructureConfig, infraConfig)
+				expectRaw(t, "controlPlaneConfig", p.ControlPlaneConfig, controlPlaneConfig)
+				expectRaw(t, "worker providerConfig", p.Workers[0].ProviderConfig, workerConfig)
+			},
+		},
+		{
+			name: "absent provider configs stay nil",
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectNil(t, "infrastructureConfig", shoot.Spec.Provider.InfrastructureConfig)
+				expectNil(t, "controlPlaneConfig", shoot.Spec.Provider.ControlPlaneConfig)
+				expectNil(t, "worker providerConfig", shoot.Spec.Provider.Workers[0].ProviderConfig)
+			},
+		},
+		{
+			name:   "missing image uses the default image and version",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Provider.Workers[0].Machine.Image = nil },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectDeepEqual(t, "image", shoot.Spec.Provider.Workers[0].Machine.Image,
+					&gardencorev1beta1.ShootMachineImage{Name: "gardenlinux", Version: ptr.To("1592.1.0")})
+			},
+		},
+		{
+			name: "default image without version gets the default version",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Provider.Workers[0].Machine.Image = &infrav1.ShootMachineImage{Name: "gardenlinux"}
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectDeepEqual(t, "image", shoot.Spec.Provider.Workers[0].Machine.Image,
+					&gardencorev1beta1.ShootMachineImage{Name: "gardenlinux", Version: ptr.To("1592.1.0")})
+			},
+		},
+		{
+			name: "other image without version is left for Gardener to default",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Provider.Workers[0].Machine.Image = &infrav1.ShootMachineImage{Name: "ubuntu"}
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectDeepEqual(t, "image", shoot.Spec.Provider.Workers[0].Machine.Image,
+					&gardencorev1beta1.ShootMachineImage{Name: "ubuntu"})
+			},
+		},
+		{
+			name:   "no image and no default image leaves the image out",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Provider.Workers[0].Machine.Image = nil },
+			opts:   &ConvertOptions{Namespace: "garden-kyma"},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectNil(t, "image", shoot.Spec.Provider.Workers[0].Machine.Image)
+			},
+		},
+		{
+			name: "architecture, encryption and surge percentages are copied",
+			mutate: func(rt *infrav1.Runtime) {
+				w := &rt.Spec.Shoot.Provider.Workers[0]
+				w.Machine.Architecture = ptr.To("arm64")
+				w.Volume.Encrypted = ptr.To(true)
+				w.MaxSurge = ptr.To(intstr.FromString("25%"))
+				w.CRI = &infrav1.CRI{Name: "containerd"}
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				w := shoot.Spec.Provider.Workers[0]
+				expectPtr(t, "architecture", w.Machine.Architecture, "arm64")
+				expectPtr(t, "volume.encrypted", w.Volume.Encrypted, true)
+				expectPtr(t, "maxSurge", w.MaxSurge, intstr.FromString("25%"))
+				expectPtr(t, "cri.name", criName(w), gardencorev1beta1.CRINameContainerD)
+			},
+		},
+		{
+			name:   "networking type defaults to calico",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Networking.Type = nil },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectPtr(t, "networking.type", shoot.Spec.Networking.Type, "calico")
+			},
+		},
+		{
+			name:   "networking type cilium is kept",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Networking.Type = ptr.To("cilium") },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectPtr(t, "networking.type", shoot.Spec.Networking.Type, "cilium")
+			},
+		},
+		{
+			name: "azure uses the az cloud profile",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Provider.Type = "azure"
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectEqual(t, "provider.type", shoot.Spec.Provider.Type, "azure")
+				expectPtr(t, "cloudProfileName", shoot.Spec.CloudProfileName, "az")
+			},
+		},
+		{
+			name:   "openstack uses the openstack cloud profile",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Provider.Type = "openstack" },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectEqual(t, "provider.type", shoot.Spec.Provider.Type, "openstack")
+				expectPtr(t, "cloudProfileName", shoot.Spec.CloudProfileName, "openstack")
+			},
+		},
+		{
+			name:   "seed selector only when the seed location is enforced",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.EnforceSeedLocation = ptr.To(false) },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectNil(t, "seedSelector", shoot.Spec.SeedSelector)
+			},
+		},
+		{
+			name:   "enabled egress filter is not disabled",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Security.Networking.Filter.Egress.Enabled = true },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectDeepEqual(t, "extensions", shoot.Spec.Extensions,
+					[]gardencorev1beta1.Extension{{Type: ExtensionNetworkingFilter, Disabled: ptr.To(false)}})
+			},
+		},
+		{
+			name: "all OIDC fields are copied",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig = fullOIDC()
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectDeepEqual(t, "oidcConfig", shootOIDC(shoot), &gardencorev1beta1.OIDCConfig{
+					CABundle:       ptr.To("-----BEGIN CERTIFICATE-----"),
+					ClientID:       ptr.To("client"),
+					GroupsClaim:    ptr.To("groups"),
+					GroupsPrefix:   ptr.To("oidc:"),
+					IssuerURL:      ptr.To("https://issuer.example.com"),
+					RequiredClaims: map[string]string{"aud": "kyma"},
+					SigningAlgs:    []string{"RS256", "ES256"},
+					UsernameClaim:  ptr.To("email"),
+					UsernamePrefix: ptr.To("-"),
+				})
+			},
+		},
+		{
+			name: "no OIDC config leaves kubeAPIServer out",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer = infrav1.APIServer{ACL: &infrav1.ACL{AllowedCIDRs: []string{"10.0.0.0/8"}}}
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectNil(t, "kubeAPIServer", shoot.Spec.Kubernetes.KubeAPIServer)
+			},
+		},
+		{
+			name:   "no high availability leaves controlPlane out",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.ControlPlane = nil },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectNil(t, "controlPlane", shoot.Spec.ControlPlane)
+			},
+		},
+		{
+			name: "node failure tolerance",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.ControlPlane.HighAvailability.FailureTolerance.Type = "node"
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectEqual(t, "failureTolerance.type", shoot.Spec.ControlPlane.HighAvailability.FailureTolerance.Type,
+					gardencorev1beta1.FailureToleranceTypeNode)
+			},
+		},
+		{
+			name: "extra labels are set and runtime labels win",
+			opts: &ConvertOptions{
+				Namespace: "garden-kyma",
+				Labels:    map[string]string{"managed-by": "infrastructure-manager", infrav1.LabelRuntimeID: "spoofed"},
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectEqual(t, "label managed-by", shoot.Labels["managed-by"], "infrastructure-manager")
+				expectEqual(t, "label runtime-id", shoot.Labels[infrav1.LabelRuntimeID], "rt-1")
+				if _, ok := shoot.Labels[infrav1.LabelKymaName]; ok {
+					t.Errorf("label %s was copied, want only the runtime identity labels", infrav1.LabelKymaName)
+				}
+			},
+		},
+		{
+			name:   "licence type becomes an annotation",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.LicenceType = ptr.To("TestDevelopmentAndDemo") },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectEqual(t, "annotation licence-type", shoot.Annotations[AnnotationLicenceType], "TestDevelopmentAndDemo")
+			},
+		},
+		{
+			name:   "empty purpose is left out",
+			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Purpose = "" },
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectNil(t, "purpose", shoot.Spec.Purpose)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rt := baseRuntime()
+			if tt.mutate != nil {
+				tt.mutate(rt)
+			}
+			if tt.nilRuntime {
+				rt = nil
+			}
+			opts := testOptions
+			if tt.opts != nil {
+				opts = *tt.opts
+			}
+
+			shoot, err := ShootFromRuntime(rt, opts)
+
+			if tt.wantReason != "" {
+				if err == nil {
+					t.Fatal("got no error, want a terminal one")
+				}
+				c := retry.Classify(err)
+				if c.Class != retry.ClassTerminal || c.Reason != tt.wantReason {
+					t.Errorf("classification = %s/%s, want %s/%s", c.Class, c.Reason, retry.ClassTerminal, tt.wantReason)
+				}
+				if !errors.Is(err, tt.wantErr) {
+					t.Errorf("error %v does not wrap %v", err, tt.wantErr)
+				}
+				if shoot != nil {
+					t.Errorf("got a shoot with the error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ShootFromRuntime: %v", err)
+			}
+			tt.check(t, shoot)
+		})
+	}
+}
+
+// TestShootFromRuntimeSharesNoMemory changes the converted Shoot and checks the Runtime is
+// untouched.
+func TestShootFromRuntimeSharesNoMemory(t *testing.T) {
+	t.Parallel()
+	rt := baseRuntime()
+	rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig = fullOIDC()
+	rt.Spec.Shoot.Provider.InfrastructureConfig = &runtime.RawExtension{Raw: []byte(infraConfig)}
+	want := rt.DeepCopy()
+
+	shoot, err := ShootFromRuntime(rt, testOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &shoot.Spec.Provider.Workers[0]
+	w.Zones[0] = "changed"
+	*w.MaxSurge = intstr.FromInt32(99)
+	*w.Volume.Type = "changed"
+	*w.Machine.Image.Version = "changed"
+	oidc := shootOIDC(shoot)
+	oidc.SigningAlgs[0] = "changed"
+	oidc.RequiredClaims["aud"] = "changed"
+	*oidc.ClientID = "changed"
+	shoot.Spec.Provider.InfrastructureConfig.Raw[0] = 'X'
+
+	if !reflect.DeepEqual(rt, want) {
+		t.Errorf("changing the shoot changed the runtime")
+	}
+}
+
+// Raw provider configs, in the shape of real provider extension configs.
+const (
+	infraConfig        = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"InfrastructureConfig","networks":{"vpc":{"cidr":"10.250.0.0/16"}}}`
+	controlPlaneConfig = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"ControlPlaneConfig"}`
+	workerConfig       = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"WorkerConfig","volume":{"iops":3000}}`
+)
+
+// baseRuntime is a valid AWS Runtime for the table cases.
+func baseRuntime() *infrav1.Runtime {
+	return &infrav1.Runtime{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      "rt-1",
+			Namespace: "kcp-system",
+			Labels: map[string]string{
+				infrav1.LabelRuntimeID:       "rt-1",
+				infrav1.LabelInstanceID:      "instance-1",
+				infrav1.LabelShootName:       "c-1",
+				infrav1.LabelRegion:          "cf-eu10",
+				infrav1.LabelBrokerPlanID:    "plan-id",
+				infrav1.LabelBrokerPlanName:  "aws",
+				infrav1.LabelGlobalAccountID: "ga-1",
+				infrav1.LabelSubaccountID:    "sa-1",
+				infrav1.LabelKymaName:        "kyma-1",
+			},
+		},
+		Spec: infrav1.RuntimeSpec{
+			Shoot: infrav1.RuntimeShoot{
+				Name:                "c-1",
+				Purpose:             "production",
+				PlatformRegion:      "cf-eu10",
+				Region:              "eu-central-1",
+				SecretBindingName:   "aws-secret",
+				EnforceSeedLocation: ptr.To(true),
+				Kubernetes: infrav1.Kubernetes{
+					Version: ptr.To("1.31.2"),
+					KubeAPIServer: infrav1.APIServer{
+						OidcConfig: infrav1.OIDCConfig{ClientID: ptr.To("client"), IssuerURL: ptr.To("https://issuer.example.com")},
+					},
+				},
+				Provider: infrav1.Provider{
+					Type: "aws",
+					Workers: []infrav1.Worker{{
+						Name: "worker-0",
+						Machine: infrav1.Machine{
+							Type:  "m6i.large",
+							Image: &infrav1.ShootMachineImage{Name: "gardenlinux", Version: ptr.To("1443.9.0")},
+						},
+						Minimum:        3,
+						Maximum:        20,
+						MaxSurge:       ptr.To(intstr.FromInt32(3)),
+						MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+						Volume:         &infrav1.Volume{Type: ptr.To("gp3"), Size: "80Gi"},
+						Zones:          []string{"eu-central-1a", "eu-central-1b", "eu-central-1c"},
+					}},
+				},
+				Networking: infrav1.Networking{
+					Type:     ptr.To("calico"),
+					Pods:     "100.64.0.0/12",
+					Nodes:    "10.250.0.0/16",
+					Services: "100.104.0.0/13",
+				},
+				ControlPlane: &infrav1.ControlPlane{
+					HighAvailability: &infrav1.HighAvailability{FailureTolerance: infrav1.FailureTolerance{Type: "zone"}},
+				},
+			},
+			Security: infrav1.Security{
+				Administrators: []string{"admin@example.com"},
+				Networking:     infrav1.NetworkingSecurity{Filter: infrav1.Filter{Egress: infrav1.Egress{Enabled: false}}},
+			},
+		},
+	}
+}
+
+// fullOIDC sets every OIDC field.
+func fullOIDC() infrav1.OIDCConfig {
+	return infrav1.OIDCConfig{
+		CABundle:       ptr.To("-----BEGIN CERTIFICATE-----"),
+		ClientID:       ptr.To("client"),
+		GroupsClaim:    ptr.To("groups"),
+		GroupsPrefix:   ptr.To("oidc:"),
+		IssuerURL:      ptr.To("https://issuer.example.com"),
+		RequiredClaims: map[string]string{"aud": "kyma"},
+		SigningAlgs:    []string{"RS256", "ES256"},
+		UsernameClaim:  ptr.To("email"),
+		UsernamePrefix: ptr.To("-"),
+	}
+}
+
+// readFixture decodes an upstream Runtime manifest in place.
+func readFixture(t *testing.T, name string) *infrav1.Runtime {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &infrav1.Runtime{}
+	if err := yaml.Unmarshal(data, rt); err != nil {
+		t.Fatalf("decode %s: %v", name, err)
+	}
+	return rt
+}
+
+// shootOIDC is the shoot's OIDC provider, nil when it has none.
+func shootOIDC(shoot *gardencorev1beta1.Shoot) *gardencorev1beta1.OIDCConfig {
+	if shoot.Spec.Kubernetes.KubeAPIServer == nil {
+		return nil
+	}
+	return shoot.Spec.Kubernetes.KubeAPIServer.OIDCConfig //nolint:staticcheck // SA1019: the converter sets this deprecated field on purpose.
+}
+
+// criName is the worker's CRI name, nil when the worker has no CRI.
+func criName(w gardencorev1beta1.Worker) *gardencorev1beta1.CRIName {
+	if w.CRI == nil {
+		return nil
+	}
+	return &w.CRI.Name
+}
+
+func expectEqual[T comparable](t *testing.T, field string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %v, want %v", field, got, want)
+	}
+}
+
+func expectPtr[T comparable](t *testing.T, field string, got *T, want T) {
+	t.Helper()
+	if got == nil {
+		t.Errorf("%s = nil, want %v", field, want)
+		return
+	}
+	if *got != want {
+		t.Errorf("%s = %v, want %v", field, *got, want)
+	}
+}
+
+func expectNil[T any](t *testing.T, field string, got *T) {
+	t.Helper()
+	if got != nil {
+		t.Errorf("%s = %+v, want nil", field, *got)
+	}
+}
+
+func expectDeepEqual(t *testing.T, field string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s = %#v, want %#v", field, got, want)
+	}
+}
+
+func expectRaw(t *testing.T, field string, got *runtime.RawExtension, want string) {
+	t.Helper()
+	if got == nil {
+		t.Errorf("%s = nil, want %s", field, want)
+		return
+	}
+	if !bytes.Equal(got.Raw, []byte(want)) {
+		t.Errorf("%s = %s, want %s", field, got.Raw, want)
+	}
+}
