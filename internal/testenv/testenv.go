@@ -17,8 +17,10 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 )
@@ -45,6 +47,12 @@ func RepoRoot() string {
 // Start boots etcd and kube-apiserver, installs the CRDs of config/crd/bases and applies the
 // admission policies of config/admission. Call Stop when done.
 func Start(ctx context.Context) (*Env, error) {
+	// Controllers under test log to stderr when TEST_LOG is set, and nowhere otherwise.
+	logs := io.Writer(io.Discard)
+	if os.Getenv("TEST_LOG") != "" {
+		logs = os.Stderr
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join(RepoRoot(), "bin", "k8s")

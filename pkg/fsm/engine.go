@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,12 +100,40 @@ func (d decision) result() ctrl.Result {
 // the caller persists the status. It never acts before the retry record's next retry time.
 func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 	now := e.cfg.clock.Now()
-	st := obj.EngineStatus().DeepCopy()
+	before := obj.EngineStatus()
+	st := before.DeepCopy()
+	log := ctrl.LoggerFrom(ctx)
+	if e.cfg.labels != nil {
+		log = log.WithValues("runtimeID", e.cfg.labels(obj).ID)
+	}
 	e.observeInputs(obj, st, now)
-	d := e.run(ctx, obj, st, now)
+	log = log.WithValues("step", st.Step.Name)
+	d := e.run(ctrl.LoggerInto(ctx, log), obj, st, now)
+	logChange(log, before, st)
 	*obj.EngineStatus() = *st
 	e.syncMetrics(obj, st)
 	return d.result()
+}
+
+// logChange logs what one call changed: a step entered, a failure and its retry, a Failed
+// object, a recovery. Polls that change nothing log nothing.
+func logChange(log logr.Logger, before, after *infrav1.EngineStatus) {
+	if after.State == infrav1.StateFailed && before.State != infrav1.StateFailed && after.Retry != nil {
+		r := after.Retry
+		log.Info("Failed: retries end here", "failedStep", r.Step, "class", r.Class, "reason", r.Reason,
+			"attempt", r.Attempt, "limit", r.Limit, "message", r.Message)
+		return
+	}
+	if before.State == infrav1.StateFailed && after.State != infrav1.StateFailed {
+		log.Info("Recovered from Failed", "state", after.State)
+	}
+	if r := after.Retry; r != nil && r.NextRetryAt != nil && (before.Retry == nil || !before.Retry.LastFailure.Equal(&r.LastFailure)) {
+		log.Info("Step failed, retry scheduled", "failedStep", r.Step, "class", r.Class, "reason", r.Reason,
+			"attempt", r.Attempt, "limit", r.Limit, "nextRetry", r.NextRetryAt.Time, "message", r.Message)
+	}
+	if before.Step == nil || before.Step.Name != after.Step.Name {
+		log.V(1).Info("Entered step", "next", after.Step.Name, "state", after.State)
+	}
 }
 
 // Forget drops what the engine keeps about an object that is gone: its metric series.

@@ -32,6 +32,9 @@ func apply(w http.ResponseWriter, r *http.Request, req Request, hit Hit, next ht
 		writeStatusFault(w, req, hit)
 	case TypeDrop:
 		drop(w, r)
+	case TypeDropReply:
+		next.ServeHTTP(&recorder{header: http.Header{}}, r)
+		drop(w, r)
 	case TypeMalformed:
 		writeMalformed(w, req)
 	case TypeWrongKind:

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,6 +135,32 @@ func TestHandlerBrokenReplies(t *testing.T) {
 			t.Fatalf("got a reply %d, want a broken connection", resp.StatusCode)
 		}
 	})
+}
+
+// TestHandlerDropReplyForwardsFirst: the request reaches the real API (a create takes effect),
+// and only the reply is lost.
+func TestHandlerDropReplyForwardsFirst(t *testing.T) {
+	var forwarded atomic.Int32
+	inj := NewInjector()
+	if err := inj.SetRules([]Rule{{Fault: Fault{Type: TypeDropReply}}}); err != nil {
+		t.Fatal(err)
+	}
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		forwarded.Add(1)
+		upstream.ServeHTTP(w, r)
+	})
+	srv := httptest.NewUnstartedServer(Handler(inj, next, nil))
+	srv.Config.ConnContext = ConnContext
+	srv.Start()
+	defer srv.Close()
+	resp, err := srv.Client().Post(srv.URL+"/apis/core.gardener.cloud/v1beta1/namespaces/n/shoots", "application/json", strings.NewReader("{}"))
+	if err == nil {
+		_ = resp.Body.Close()
+		t.Fatalf("got a reply %d, want a broken connection", resp.StatusCode)
+	}
+	if forwarded.Load() != 1 {
+		t.Errorf("the request reached the API %d times, want 1", forwarded.Load())
+	}
 }
 
 func handlerWith(t *testing.T, f Fault) http.Handler {

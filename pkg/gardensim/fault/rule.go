@@ -19,6 +19,9 @@ const (
 	TypeLatency Type = "Latency"
 	// TypeDrop closes the client's connection without an answer.
 	TypeDrop Type = "Drop"
+	// TypeDropReply forwards the request, so it takes effect, then closes the client's
+	// connection instead of answering: a reply lost on the way back.
+	TypeDropReply Type = "DropReply"
 	// TypeMalformed answers 200 with a body that is not valid JSON.
 	TypeMalformed Type = "Malformed"
 	// TypeWrongKind answers 200 with a ConfigMap (or ConfigMapList) instead
@@ -122,7 +125,7 @@ func (f Fault) validate() error {
 		if f.Delay == nil || f.Delay.Duration <= 0 {
 			return errors.New("a Latency fault needs a positive delay")
 		}
-	case TypeDrop, TypeMalformed, TypeWrongKind, TypeNoStatus:
+	case TypeDrop, TypeDropReply, TypeMalformed, TypeWrongKind, TypeNoStatus:
 	default:
 		return fmt.Errorf("unknown fault type %q", f.Type)
 	}

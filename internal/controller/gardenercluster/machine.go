@@ -1,0 +1,84 @@
+package gardenercluster
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// ControllerName names the GardenerCluster controller in metrics and events.
+const ControllerName = "gardenercluster"
+
+// StepEnsureKubeconfig is the controller's one step.
+const StepEnsureKubeconfig = "EnsureKubeconfig"
+
+// Annotations on the kubeconfig Secret.
+const (
+	AnnotationExpiresAt = "infrastructuremanager.kyma-project.io/kubeconfig-expires-at"
+	AnnotationIssuedAt  = "infrastructuremanager.kyma-project.io/kubeconfig-issued-at"
+)
+
+// Config holds what the controller needs.
+type Config struct {
+	// Client reaches the cluster the GardenerClusters and Secrets live in.
+	Client client.Client
+	// Garden reaches the Gardener project.
+	Garden client.Client
+	// GardenNamespace is the project namespace, garden-<project>.
+	GardenNamespace string
+	// Lifetime is the expiration the controller asks for (default 24h).
+	Lifetime time.Duration
+	// RotateAfter is the fraction of the lifetime after which the kubeconfig is rotated
+	// (default 0.5), leaving the rest of the lifetime to retry a failing rotation.
+	RotateAfter float64
+	// Policy is the retry policy of the step.
+	Policy retry.Policy
+	// Clock tells the time; tests use a fake one.
+	Clock clock.PassiveClock
+}
+
+// NewMachine returns the GardenerCluster controller's transition table.
+func NewMachine(cfg Config) fsm.Machine[*infrav1.GardenerCluster] {
+	if cfg.Lifetime == 0 {
+		cfg.Lifetime = 24 * time.Hour
+	}
+	if cfg.RotateAfter == 0 {
+		cfg.RotateAfter = 0.5
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	k := kubeconfigs{cfg}
+	return fsm.Machine[*infrav1.GardenerCluster]{
+		Name:          ControllerName,
+		Start:         StepEnsureKubeconfig,
+		Steps:         []fsm.Step[*infrav1.GardenerCluster]{{Name: StepEnsureKubeconfig, Run: k.ensure}},
+		DefaultPolicy: cfg.Policy,
+	}
+}
+
+var (
+	expirationOnce sync.Once
+	expiration     *prometheus.GaugeVec
+)
+
+// expirationGauge is infrastructure_manager_kubeconfig_expiration_timestamp_seconds, registered
+// with controller-runtime's registry on first use.
+func expirationGauge() *prometheus.GaugeVec {
+	expirationOnce.Do(func() {
+		expiration = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "infrastructure_manager_kubeconfig_expiration_timestamp_seconds",
+			Help: "When the stored admin kubeconfig of a runtime expires (unix seconds).",
+		}, []string{"runtime_id", "shoot"})
+		ctrlmetrics.Registry.MustRegister(expiration)
+	})
+	return expiration
+}

@@ -1,0 +1,41 @@
+package gardenercluster
+
+import (
+	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+)
+
+// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=gardenerclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=gardenerclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+
+// Setup registers the GardenerCluster controller with the manager.
+func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error {
+	opts = append([]fsm.Option{
+		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
+		fsm.WithMetrics(fsm.DefaultMetrics()),
+		fsm.WithResync(time.Hour),
+	}, opts...)
+	engine, err := fsm.New(NewMachine(cfg), opts...)
+	if err != nil {
+		return fmt.Errorf("gardenercluster machine: %w", err)
+	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&infrav1.GardenerCluster{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.GardenerCluster { return &infrav1.GardenerCluster{} }))
+	if err != nil {
+		return fmt.Errorf("build gardenercluster controller: %w", err)
+	}
+	return nil
+}

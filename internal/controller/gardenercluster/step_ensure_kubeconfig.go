@@ -1,0 +1,122 @@
+package gardenercluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+)
+
+type kubeconfigs struct{ Config }
+
+// stored is what the Secret says about the kubeconfig it holds.
+type stored struct {
+	present         bool
+	issued, expires time.Time
+}
+
+// ensure keeps a valid kubeconfig in the Secret: it fetches one when there is none or when the
+// stored one has lived past the rotation point, and otherwise is done until then.
+func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fsm.Outcome {
+	ref := gc.Spec.Kubeconfig.Secret
+	secret := &corev1.Secret{}
+	err := k.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fsm.Fail(fmt.Errorf("get secret %s: %w", ref.Name, err))
+	}
+	now := k.Clock.Now()
+	cur := readStored(secret, ref.Key)
+	if rotateAt := k.rotateAt(cur); cur.present && now.Before(rotateAt) {
+		k.publish(gc, cur.expires)
+		return fsm.DoneUntil(rotateAt.Sub(now))
+	}
+	kubeconfig, expires, err := k.request(ctx, gc.Spec.Shoot.Name)
+	if err != nil {
+		// The stored kubeconfig, if any, stays: a failed rotation never empties the Secret.
+		return fsm.Fail(err)
+	}
+	secret.Name, secret.Namespace = ref.Name, ref.Namespace
+	if err := k.store(ctx, gc, secret, ref.Key, kubeconfig, now, expires); err != nil {
+		return fsm.Fail(err)
+	}
+	k.publish(gc, expires)
+	gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: expires}
+	gc.Status.KubeconfigRotatedAt = &metav1.Time{Time: now}
+	return fsm.DoneUntil(k.rotateAt(stored{present: true, issued: now, expires: expires}).Sub(now))
+}
+
+// rotateAt is when a kubeconfig is due for rotation.
+func (k kubeconfigs) rotateAt(s stored) time.Time {
+	life := s.expires.Sub(s.issued)
+	return s.issued.Add(time.Duration(float64(life) * k.RotateAfter))
+}
+
+func readStored(secret *corev1.Secret, key string) stored {
+	if len(secret.Data[key]) == 0 {
+		return stored{}
+	}
+	issued, err1 := time.Parse(time.RFC3339, secret.Annotations[AnnotationIssuedAt])
+	expires, err2 := time.Parse(time.RFC3339, secret.Annotations[AnnotationExpiresAt])
+	if err1 != nil || err2 != nil {
+		return stored{} // unknown age: rotate
+	}
+	return stored{present: true, issued: issued, expires: expires}
+}
+
+// request asks Gardener for a new admin kubeconfig.
+func (k kubeconfigs) request(ctx context.Context, shootName string) ([]byte, time.Time, error) {
+	shoot := &gardencorev1beta1.Shoot{}
+	shoot.Name, shoot.Namespace = shootName, k.GardenNamespace
+	req := &authenticationv1alpha1.AdminKubeconfigRequest{
+		Spec: authenticationv1alpha1.AdminKubeconfigRequestSpec{ExpirationSeconds: ptr.To(int64(k.Lifetime.Seconds()))},
+	}
+	if err := k.Garden.SubResource("adminkubeconfig").Create(ctx, shoot, req); err != nil {
+		return nil, time.Time{}, fmt.Errorf("request admin kubeconfig of shoot %s: %w", shootName, err)
+	}
+	if len(req.Status.Kubeconfig) == 0 {
+		return nil, time.Time{}, fmt.Errorf("admin kubeconfig of shoot %s: the reply holds no kubeconfig", shootName)
+	}
+	return req.Status.Kubeconfig, req.Status.ExpirationTimestamp.Time, nil
+}
+
+// store writes the kubeconfig and its age into the Secret, creating it when missing.
+func (k kubeconfigs) store(ctx context.Context, gc *infrav1.GardenerCluster, secret *corev1.Secret, key string, kubeconfig []byte, issued, expires time.Time) error {
+	exists := secret.ResourceVersion != ""
+	if secret.Data == nil {
+		secret.Data = map[string][]byte{}
+	}
+	if secret.Annotations == nil {
+		secret.Annotations = map[string]string{}
+	}
+	if secret.Labels == nil {
+		secret.Labels = map[string]string{}
+	}
+	secret.Data[key] = kubeconfig
+	secret.Annotations[AnnotationIssuedAt] = issued.UTC().Format(time.RFC3339)
+	secret.Annotations[AnnotationExpiresAt] = expires.UTC().Format(time.RFC3339)
+	secret.Labels[infrav1.LabelRuntimeID] = gc.Labels[infrav1.LabelRuntimeID]
+	var err error
+	if exists {
+		err = k.Client.Update(ctx, secret)
+	} else {
+		err = k.Client.Create(ctx, secret)
+	}
+	if err != nil {
+		return fmt.Errorf("store kubeconfig in secret %s: %w", secret.Name, err)
+	}
+	return nil
+}
+
+func (k kubeconfigs) publish(gc *infrav1.GardenerCluster, expires time.Time) {
+	expirationGauge().WithLabelValues(gc.Labels[infrav1.LabelRuntimeID], gc.Spec.Shoot.Name).Set(float64(expires.Unix()))
+}

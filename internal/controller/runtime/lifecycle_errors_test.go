@@ -1,0 +1,139 @@
+package runtime_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
+)
+
+// createOnly limits a lifecycle rule to the Create operation, so the shoot can still be deleted.
+var createOnly = []gardencorev1beta1.LastOperationType{gardencorev1beta1.LastOperationTypeCreate}
+
+// newRuntime creates a Runtime from the AWS fixture with its own name, shoot and runtime id.
+func newRuntime(t *testing.T, name string) *infrav1.Runtime {
+	t.Helper()
+	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &infrav1.Runtime{}
+	if err := env.Client.Scheme().Convert(objs[0], rt, nil); err != nil {
+		t.Fatal(err)
+	}
+	rt.Name, rt.Spec.Shoot.Name = name, name
+	rt.Labels[infrav1.LabelShootName] = name
+	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + name
+	if err := env.Client.Create(t.Context(), rt); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteRuntime(t, rt) })
+	return rt
+}
+
+// deleteRuntime deletes a Runtime and waits until it is gone, so tests leave nothing behind.
+func deleteRuntime(t *testing.T, rt *infrav1.Runtime) {
+	ctx := context.Background()
+	if err := client.IgnoreNotFound(env.Client.Delete(ctx, rt)); err != nil {
+		t.Errorf("delete %s: %v", rt.Name, err)
+		return
+	}
+	err := testenv.Eventually(ctx, 2*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(rt), &infrav1.Runtime{})
+		return client.IgnoreNotFound(err) == nil && err != nil, nil
+	})
+	if err != nil {
+		t.Errorf("runtime %s was not deleted: %v", rt.Name, err)
+	}
+}
+
+// setLifecycle installs simulator lifecycle rules for the test and removes them after it.
+func setLifecycle(t *testing.T, rules ...lifecycle.Rule) {
+	t.Helper()
+	if err := sim.SetLifecycleRules(rules); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.SetLifecycleRules(nil) })
+}
+
+func readyReason(rt *infrav1.Runtime) string {
+	if c := meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionReady); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// TestUnauthorizedIsAUserErrorWithoutRetries: ERR_INFRA_UNAUTHORIZED needs the user; the
+// runtime fails at once, spends no attempts, and Gardener is not asked to retry.
+func TestUnauthorizedIsAUserErrorWithoutRetries(t *testing.T) {
+	setLifecycle(t, lifecycle.Rule{Name: "unauthorized", Shoot: "unauth-*", Outcome: lifecycle.OutcomeFailed, Operations: createOnly,
+		Codes: []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraUnauthorized}})
+	rt := newRuntime(t, "unauth-1")
+	rt = waitForRuntime(t, rt, time.Minute, "Failed", func(rt *infrav1.Runtime) bool {
+		return rt.Status.State == infrav1.StateFailed
+	})
+	if got := readyReason(rt); got != infrav1.ReasonUserActionRequired {
+		t.Errorf("Ready reason: got %s, want %s", got, infrav1.ReasonUserActionRequired)
+	}
+	if rt.Status.Retry == nil || rt.Status.Retry.Attempt != 0 || rt.Status.Retry.Reason != "InfraUnauthorized" {
+		t.Errorf("retry record: got %+v, want no attempts and reason InfraUnauthorized", rt.Status.Retry)
+	}
+	if rt.Status.Gardener == nil || len(rt.Status.Gardener.LastErrors) == 0 {
+		t.Errorf("the shoot's lastErrors are not mirrored: %+v", rt.Status.Gardener)
+	}
+}
+
+// TestQuotaExceededIsRetriedThenExhausted: ERR_INFRA_QUOTA_EXCEEDED that does not clear makes
+// the manager ask Gardener to retry, a bounded number of times, then RetriesExhausted.
+func TestQuotaExceededIsRetriedThenExhausted(t *testing.T) {
+	setLifecycle(t, lifecycle.Rule{Name: "quota", Shoot: "quota-*", Outcome: lifecycle.OutcomeFailed, Operations: createOnly,
+		Codes: []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraQuotaExceeded}})
+	rt := newRuntime(t, "quota-1")
+	rt = waitForRuntime(t, rt, 2*time.Minute, "Failed", func(rt *infrav1.Runtime) bool {
+		return rt.Status.State == infrav1.StateFailed
+	})
+	if got := readyReason(rt); got != infrav1.ReasonRetriesExhausted {
+		t.Errorf("Ready reason: got %s, want %s (status %+v)", got, infrav1.ReasonRetriesExhausted, rt.Status.Retry)
+	}
+	if rt.Status.Retry == nil || rt.Status.Retry.Attempt != testAttempts || rt.Status.Retry.Reason != "InfraQuotaExceeded" {
+		t.Errorf("retry record: got %+v, want %d attempts with reason InfraQuotaExceeded", rt.Status.Retry, testAttempts)
+	}
+}
+
+// TestQuotaThatClearsEndsReady: two failed operations, then the quota is there.
+func TestQuotaThatClearsEndsReady(t *testing.T) {
+	setLifecycle(t, lifecycle.Rule{Name: "quota-clears", Shoot: "clears-*", Outcome: lifecycle.OutcomeFailed, Operations: createOnly,
+		Codes: []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraQuotaExceeded}, Count: 2, PerShoot: true})
+	rt := newRuntime(t, "clears-1")
+	rt = waitForRuntime(t, rt, 2*time.Minute, "Ready", func(rt *infrav1.Runtime) bool {
+		return rt.Status.State == infrav1.StateReady
+	})
+	if rt.Status.Retry != nil {
+		t.Errorf("a Ready runtime kept its retry record: %+v", rt.Status.Retry)
+	}
+}
+
+// TestStuckShootTimesOut: a shoot that stays Processing ends in StepTimedOut at the deadline.
+func TestStuckShootTimesOut(t *testing.T) {
+	setLifecycle(t, lifecycle.Rule{Name: "stuck", Shoot: "stuck-*", Outcome: lifecycle.OutcomeHang})
+	rt := newRuntime(t, "stuck-1")
+	rt = waitForRuntime(t, rt, 2*time.Minute, "Failed", func(rt *infrav1.Runtime) bool {
+		return rt.Status.State == infrav1.StateFailed
+	})
+	if got := readyReason(rt); got != infrav1.ReasonStepTimedOut {
+		t.Errorf("Ready reason: got %s, want %s", got, infrav1.ReasonStepTimedOut)
+	}
+	if rt.Status.Step == nil || rt.Status.Step.Name != "WaitForShoot" {
+		t.Errorf("step: got %+v, want WaitForShoot", rt.Status.Step)
+	}
+	// The shoot must be deletable even while it hangs: lift the rule so Delete can finish.
+	_ = sim.SetLifecycleRules(nil)
+}

@@ -1,0 +1,227 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+const project = "kyma"
+
+// testAttempts is the attempt limit of every step in these tests.
+const testAttempts = 6
+
+var (
+	env    *testenv.Env
+	sim    *gardensim.Simulator
+	garden client.Client
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctx := context.Background()
+	var err error
+	if env, err = testenv.Start(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	if sim, err = gardensim.Start(ctx, gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = sim.Stop() }()
+	if err := env.CreateNamespace(ctx, "kcp-system"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	stop, err := startManager()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
+	return m.Run()
+}
+
+// startManager runs both controllers against the test API server and the simulator, with the
+// wiring cmd/manager uses and short policies and deadlines.
+func startManager() (func(), error) {
+	o := manager.DefaultOptions()
+	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, "0", "0", 4, true
+	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: testAttempts, Jitter: 0.5}
+	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 60*time.Second, time.Minute, time.Minute, 2*time.Second
+	// The shortest lifetime Gardener grants, rotated after about 6s, so rotation is seen.
+	o.KubeconfigLifetime, o.RotateAfter = 10*time.Minute, 0.01
+	mgr, err := manager.New(env.Config, sim.RESTConfig(), o)
+	if err != nil {
+		return nil, err
+	}
+	if garden, err = client.New(sim.GardenAdminConfig(), client.Options{Scheme: mgr.GetScheme()}); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// TestFixturesProvisionAndDeprovision provisions every upstream fixture to Ready, checks the
+// shoot, the kubeconfig and the runtime cluster, then deletes it and checks nothing is left.
+func TestFixturesProvisionAndDeprovision(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			rt := createFixture(t, file)
+			rt = waitForRuntime(t, rt, 2*time.Minute, "Ready", func(rt *infrav1.Runtime) bool {
+				return rt.Status.State == infrav1.StateReady
+			})
+			shoot := &gardencorev1beta1.Shoot{}
+			if err := garden.Get(t.Context(), client.ObjectKey{Namespace: gardensim.ProjectNamespace(project), Name: rt.Spec.Shoot.Name}, shoot); err != nil {
+				t.Fatal(err)
+			}
+			assertShootMatches(t, rt, shoot)
+			assertRuntimeCluster(t, rt)
+
+			if err := env.Client.Delete(t.Context(), rt); err != nil {
+				t.Fatal(err)
+			}
+			err := testenv.Eventually(t.Context(), 2*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(rt), &infrav1.Runtime{})), nil
+			})
+			if err != nil {
+				t.Fatalf("runtime not deleted: %v", err)
+			}
+			assertGone(t, garden, client.ObjectKeyFromObject(shoot), &gardencorev1beta1.Shoot{})
+			assertGone(t, env.Client, client.ObjectKey{Namespace: rt.Namespace, Name: rt.Labels[infrav1.LabelRuntimeID]}, &infrav1.GardenerCluster{})
+			assertGone(t, env.Client, client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]}, &corev1.Secret{})
+		})
+	}
+}
+
+// createFixture creates a fixture's Runtime with a runtime id of its own.
+func createFixture(t *testing.T, file string) *infrav1.Runtime {
+	t.Helper()
+	objs, err := testenv.ReadObjects(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &infrav1.Runtime{}
+	if err := env.Client.Scheme().Convert(objs[0], rt, nil); err != nil {
+		t.Fatal(err)
+	}
+	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + rt.Name
+	if err := env.Client.Create(t.Context(), rt); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+func waitForRuntime(t *testing.T, rt *infrav1.Runtime, timeout time.Duration, what string, cond func(*infrav1.Runtime) bool) *infrav1.Runtime {
+	t.Helper()
+	got := &infrav1.Runtime{}
+	err := testenv.Eventually(t.Context(), timeout, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(rt), got); err != nil {
+			return false, err
+		}
+		return cond(got), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v; status: %+v", what, err, got.Status)
+	}
+	return got
+}
+
+func assertShootMatches(t *testing.T, rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot) {
+	t.Helper()
+	s := rt.Spec.Shoot
+	checks := []struct {
+		field     string
+		got, want any
+	}{
+		{"purpose", string(ptr.Deref(shoot.Spec.Purpose, "")), s.Purpose},
+		{"region", shoot.Spec.Region, s.Region},
+		{"secretBindingName", ptr.Deref(shoot.Spec.SecretBindingName, ""), s.SecretBindingName},
+		{"kubernetes.version", shoot.Spec.Kubernetes.Version, ptr.Deref(s.Kubernetes.Version, "")},
+		{"provider.type", shoot.Spec.Provider.Type, s.Provider.Type},
+		{"workers", len(shoot.Spec.Provider.Workers), len(s.Provider.Workers)},
+		{"workers[0].machine.type", shoot.Spec.Provider.Workers[0].Machine.Type, s.Provider.Workers[0].Machine.Type},
+		{"workers[0].minimum", shoot.Spec.Provider.Workers[0].Minimum, s.Provider.Workers[0].Minimum},
+		{"workers[0].maximum", shoot.Spec.Provider.Workers[0].Maximum, s.Provider.Workers[0].Maximum},
+		{"workers[0].zones", fmt.Sprint(shoot.Spec.Provider.Workers[0].Zones), fmt.Sprint(s.Provider.Workers[0].Zones)},
+		{"networking.pods", ptr.Deref(shoot.Spec.Networking.Pods, ""), s.Networking.Pods},
+		{"networking.nodes", ptr.Deref(shoot.Spec.Networking.Nodes, ""), s.Networking.Nodes},
+		{"networking.services", ptr.Deref(shoot.Spec.Networking.Services, ""), s.Networking.Services},
+		{"oidc.issuerURL", ptr.Deref(shoot.Spec.Kubernetes.KubeAPIServer.OIDCConfig.IssuerURL, ""), ptr.Deref(s.Kubernetes.KubeAPIServer.OidcConfig.IssuerURL, "")}, //nolint:staticcheck // the shoot field the converter fills for Kubernetes < 1.32.
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("shoot %s: got %v, want %v", c.field, c.got, c.want)
+		}
+	}
+}
+
+// assertRuntimeCluster reaches the shoot's cluster with the stored kubeconfig and finds
+// kyma-system and one administrator binding per administrator.
+func assertRuntimeCluster(t *testing.T, rt *infrav1.Runtime) {
+	t.Helper()
+	secret := &corev1.Secret{}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]}, secret); err != nil {
+		t.Fatal(err)
+	}
+	c, err := runtimectrl.KubeconfigClient(t.Context(), secret.Data[runtimectrl.KubeconfigKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: runtimectrl.KymaNamespace}, &corev1.Namespace{}); err != nil {
+		t.Errorf("kyma-system in the runtime cluster: %v", err)
+	}
+	bindings := &rbacv1.ClusterRoleBindingList{}
+	if err := c.List(t.Context(), bindings, client.MatchingLabels{runtimectrl.LabelManagedBy: runtimectrl.FieldOwner}); err != nil {
+		t.Fatal(err)
+	}
+	if len(bindings.Items) != len(rt.Spec.Security.Administrators) {
+		t.Errorf("administrator bindings: got %d, want %d", len(bindings.Items), len(rt.Spec.Security.Administrators))
+	}
+	for _, b := range bindings.Items {
+		if b.RoleRef.Name != "cluster-admin" || len(b.Subjects) != 1 {
+			t.Errorf("binding %s: got %+v", b.Name, b)
+		}
+	}
+}
+
+func assertGone(t *testing.T, c client.Client, key client.ObjectKey, obj client.Object) {
+	t.Helper()
+	err := testenv.Eventually(t.Context(), time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(c.Get(ctx, key, obj)), nil
+	})
+	if err != nil {
+		t.Errorf("%T %s is still there: %v", obj, key, err)
+	}
+}

@@ -1,0 +1,112 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// ControllerName names the Runtime controller in metrics and events.
+const ControllerName = "runtime"
+
+// Finalizer keeps a Runtime until its shoot is gone.
+const Finalizer = "infrastructuremanager.kyma-project.io/runtime"
+
+// FieldOwner is the field manager of everything the controller applies.
+const FieldOwner = "infrastructure-manager"
+
+// Labels the controller puts on the objects it creates, to find the Runtime again.
+const (
+	LabelRuntimeName      = "infrastructuremanager.kyma-project.io/runtime-name"
+	LabelRuntimeNamespace = "infrastructuremanager.kyma-project.io/runtime-namespace"
+	LabelManagedBy        = "infrastructuremanager.kyma-project.io/managed-by"
+)
+
+// Step names: the rows of the transition table.
+const (
+	StepInitialise            = "Initialise"
+	StepApplyShoot            = "ApplyShoot"
+	StepWaitForShoot          = "WaitForShoot"
+	StepEnsureGardenerCluster = "EnsureGardenerCluster"
+	StepWaitForKubeconfig     = "WaitForKubeconfig"
+	StepConfigureCluster      = "ConfigureCluster"
+	StepDeleteGardenerCluster = "DeleteGardenerCluster"
+	StepDeleteShoot           = "DeleteShoot"
+	StepWaitForShootDeletion  = "WaitForShootDeletion"
+	StepRemoveFinalizer       = "RemoveFinalizer"
+)
+
+// ClientFunc returns a client for a runtime's own cluster from its admin kubeconfig.
+type ClientFunc func(ctx context.Context, kubeconfig []byte) (client.Client, error)
+
+// Config holds what the steps need; NewMachine fills the defaults.
+type Config struct {
+	// Client reaches the cluster the Runtimes live in.
+	Client client.Client
+	// Garden reaches the Gardener project; it is rate limited and watched.
+	Garden client.Client
+	// GardenNamespace is the project namespace, garden-<project>.
+	GardenNamespace string
+	// Convert holds the defaults of the Runtime to Shoot conversion.
+	Convert gardener.ConvertOptions
+	// RuntimeClient connects to a runtime's cluster.
+	RuntimeClient ClientFunc
+	// Policy is the retry policy of every step.
+	Policy retry.Policy
+	// ShootCreateDeadline bounds how long a shoot may take to become ready.
+	ShootCreateDeadline time.Duration
+	// ShootDeleteDeadline bounds how long a shoot may take to disappear.
+	ShootDeleteDeadline time.Duration
+	// KubeconfigDeadline bounds how long the kubeconfig Secret may take to appear.
+	KubeconfigDeadline time.Duration
+	// Poll is the safety poll of waiting steps; watches usually wake them first.
+	Poll time.Duration
+}
+
+// steps carries the configuration into the step functions.
+type steps struct{ Config }
+
+// NewMachine returns the Runtime controller's transition table.
+func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
+	s := steps{cfg}
+	if s.Convert.Namespace == "" {
+		s.Convert.Namespace = cfg.GardenNamespace
+	}
+	if s.Poll == 0 {
+		s.Poll = 30 * time.Second
+	}
+	return fsm.Machine[*infrav1.Runtime]{
+		Name:     ControllerName,
+		Start:    StepInitialise,
+		Deletion: StepDeleteGardenerCluster,
+		Steps: []fsm.Step[*infrav1.Runtime]{
+			{Name: StepInitialise, Run: s.initialise, Next: []string{StepApplyShoot}},
+			{Name: StepApplyShoot, Run: s.applyShoot, Next: []string{StepWaitForShoot}},
+			{Name: StepWaitForShoot, Run: s.waitForShoot, Next: []string{StepEnsureGardenerCluster}, Deadline: cfg.ShootCreateDeadline},
+			{Name: StepEnsureGardenerCluster, Run: s.ensureGardenerCluster, Next: []string{StepWaitForKubeconfig}},
+			{Name: StepWaitForKubeconfig, Run: s.waitForKubeconfig, Next: []string{StepConfigureCluster}, Deadline: cfg.KubeconfigDeadline},
+			{Name: StepConfigureCluster, Run: s.configureCluster},
+			{Name: StepDeleteGardenerCluster, Run: s.deleteGardenerCluster, Next: []string{StepDeleteShoot}},
+			{Name: StepDeleteShoot, Run: s.deleteShoot, Next: []string{StepWaitForShootDeletion, StepRemoveFinalizer}},
+			{Name: StepWaitForShootDeletion, Run: s.waitForShootDeletion, Next: []string{StepRemoveFinalizer}, Deadline: cfg.ShootDeleteDeadline},
+			{Name: StepRemoveFinalizer, Run: s.removeFinalizer},
+		},
+		DefaultPolicy: cfg.Policy,
+	}
+}
+
+// gardenerClusterName is the name of the GardenerCluster and of its kubeconfig Secret: one per
+// runtime id, as upstream names them.
+func gardenerClusterName(rt *infrav1.Runtime) string {
+	return rt.Labels[infrav1.LabelRuntimeID]
+}
+
+func kubeconfigSecretName(rt *infrav1.Runtime) string {
+	return "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]
+}

@@ -1,0 +1,95 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+)
+
+// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=runtimes,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=runtimes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=gardenerclusters,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Setup registers the Runtime controller with the manager. Shoots are watched in the garden
+// project, so a waiting step wakes when its shoot changes instead of polling at fixed intervals.
+func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, opts ...fsm.Option) error {
+	if cfg.RuntimeClient == nil {
+		cfg.RuntimeClient = KubeconfigClient
+	}
+	opts = append([]fsm.Option{
+		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
+		fsm.WithMetrics(fsm.DefaultMetrics()),
+		fsm.WithObjectMetrics(runtimeLabels),
+	}, opts...)
+	engine, err := fsm.New(NewMachine(cfg), opts...)
+	if err != nil {
+		return fmt.Errorf("runtime machine: %w", err)
+	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&infrav1.Runtime{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&infrav1.GardenerCluster{}, handler.EnqueueRequestsFromMapFunc(byRuntimeLabels)).
+		WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{},
+			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *gardencorev1beta1.Shoot) []reconcile.Request {
+				return byRuntimeLabels(context.Background(), s)
+			}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.Runtime { return &infrav1.Runtime{} }))
+	if err != nil {
+		return fmt.Errorf("build runtime controller: %w", err)
+	}
+	return nil
+}
+
+// byRuntimeLabels maps an object the controller created to its Runtime.
+func byRuntimeLabels(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[LabelRuntimeName]
+	if name == "" {
+		return nil
+	}
+	ns := o.GetLabels()[LabelRuntimeNamespace]
+	if ns == "" {
+		ns = o.GetNamespace()
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// runtimeLabels identifies a Runtime in the per-runtime metric series.
+func runtimeLabels(o client.Object) fsm.ObjectLabels {
+	rt, ok := o.(*infrav1.Runtime)
+	if !ok {
+		return fsm.ObjectLabels{ID: o.GetLabels()[infrav1.LabelRuntimeID], Name: o.GetName()}
+	}
+	return fsm.ObjectLabels{ID: rt.Labels[infrav1.LabelRuntimeID], Name: rt.Name, Shoot: rt.Spec.Shoot.Name}
+}
+
+// KubeconfigClient connects to a cluster with a kubeconfig.
+func KubeconfigClient(_ context.Context, kubeconfig []byte) (client.Client, error) {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("parse kubeconfig: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("runtime client: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,83 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+)
+
+// KymaNamespace is created in every runtime.
+const KymaNamespace = "kyma-system"
+
+// configureCluster prepares the runtime's own cluster: the kyma-system namespace and one
+// cluster-admin binding per administrator. Bindings the controller manages but the spec no
+// longer lists are removed; bindings anyone else made are left alone.
+func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
+	secret := &corev1.Secret{}
+	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret); err != nil {
+		return fsm.Fail(fmt.Errorf("get kubeconfig secret: %w", err))
+	}
+	c, err := s.RuntimeClient(ctx, secret.Data[KubeconfigKey])
+	if err != nil {
+		return fsm.Fail(fmt.Errorf("connect to runtime cluster: %w", err))
+	}
+	ns := &corev1.Namespace{}
+	ns.Name = KymaNamespace
+	if err := client.IgnoreAlreadyExists(c.Create(ctx, ns)); err != nil {
+		return fsm.Fail(fmt.Errorf("create namespace %s: %w", KymaNamespace, err))
+	}
+	if err := reconcileAdministrators(ctx, c, rt.Spec.Security.Administrators); err != nil {
+		return fsm.Fail(err)
+	}
+	setCondition(rt, infrav1.ConditionConfigured, true, "RuntimeConfigured", "Namespace and administrator bindings are in place")
+	rt.Status.ProvisioningCompleted = true
+	return fsm.Done()
+}
+
+// reconcileAdministrators makes the managed cluster-admin bindings match the administrators.
+func reconcileAdministrators(ctx context.Context, c client.Client, admins []string) error {
+	want := map[string]string{}
+	for _, a := range admins {
+		want[adminBindingName(a)] = a
+	}
+	have := &rbacv1.ClusterRoleBindingList{}
+	if err := c.List(ctx, have, client.MatchingLabels{LabelManagedBy: FieldOwner}); err != nil {
+		return fmt.Errorf("list administrator bindings: %w", err)
+	}
+	for i := range have.Items {
+		b := &have.Items[i]
+		if _, ok := want[b.Name]; ok {
+			delete(want, b.Name)
+			continue
+		}
+		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
+			return fmt.Errorf("delete administrator binding %s: %w", b.Name, err)
+		}
+	}
+	for name, admin := range want {
+		b := &rbacv1.ClusterRoleBinding{
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: admin}},
+		}
+		b.Name = name
+		b.Labels = map[string]string{LabelManagedBy: FieldOwner}
+		if err := client.IgnoreAlreadyExists(c.Create(ctx, b)); err != nil {
+			return fmt.Errorf("create administrator binding for %s: %w", admin, err)
+		}
+	}
+	return nil
+}
+
+// adminBindingName derives a stable, valid name from an administrator's user name.
+func adminBindingName(admin string) string {
+	sum := sha256.Sum256([]byte(admin))
+	return "kyma-admin-" + hex.EncodeToString(sum[:])[:16]
+}

@@ -1,0 +1,22 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+)
+
+// removeFinalizer lets the Runtime go, once nothing it created is left.
+func (s steps) removeFinalizer(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
+	if controllerutil.RemoveFinalizer(rt, Finalizer) {
+		if err := client.IgnoreNotFound(s.Client.Update(ctx, rt)); err != nil {
+			return fsm.Fail(fmt.Errorf("remove finalizer: %w", err))
+		}
+	}
+	return fsm.Done()
+}

@@ -1,0 +1,34 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+)
+
+// waitForShootDeletion waits until the shoot is gone. A failed Delete operation is reported to
+// the engine, which retries the deletion step's wait under its policy; the Runtime keeps its
+// finalizer, and stays visible, until the shoot is gone.
+func (s steps) waitForShootDeletion(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
+	shoot := &gardencorev1beta1.Shoot{}
+	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
+	if apierrors.IsNotFound(err) {
+		setCondition(rt, infrav1.ConditionDeprovisioned, true, "ShootDeleted", "Shoot "+rt.Spec.Shoot.Name+" is gone")
+		return fsm.Next(StepRemoveFinalizer)
+	}
+	if err != nil {
+		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))
+	}
+	rt.Status.Gardener = gardener.MirrorStatus(shoot)
+	if obs := gardener.Observe(shoot); obs.Err != nil && obs.Operation == string(gardencorev1beta1.LastOperationTypeDelete) {
+		return fsm.Fail(obs.Err)
+	}
+	return fsm.Wait(s.Poll, "shoot "+shoot.Name+" is being deleted")
+}

@@ -1,0 +1,202 @@
+package manager
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"time"
+
+	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// Options is the configuration of a manager process.
+type Options struct {
+	// GardenProject is the Gardener project; shoots live in garden-<project>.
+	GardenProject string
+	// GardenQPS and GardenBurst are the client-side rate limit shared by every Gardener call.
+	GardenQPS   float64
+	GardenBurst int
+	// MetricsAddr serves the metrics; "0" disables them.
+	MetricsAddr string
+	// ProbeAddr serves the health probes; "0" disables them.
+	ProbeAddr string
+	// LeaderElection elects one active replica.
+	LeaderElection bool
+	// Workers is the number of concurrent reconciles per controller.
+	Workers int
+	// Policy is the retry policy of every step.
+	Policy retry.Policy
+	// ProbeInterval is how often a Failed object's step is tried again.
+	ProbeInterval time.Duration
+	// ShootCreateDeadline, ShootDeleteDeadline and KubeconfigDeadline bound the waiting steps.
+	ShootCreateDeadline time.Duration
+	ShootDeleteDeadline time.Duration
+	KubeconfigDeadline  time.Duration
+	// Poll is the safety poll of waiting steps; shoot watches usually wake them first.
+	Poll time.Duration
+	// KubeconfigLifetime is the expiration asked for admin kubeconfigs, RotateAfter the fraction
+	// of it after which they are rotated.
+	KubeconfigLifetime time.Duration
+	RotateAfter        float64
+	// DefaultKubernetesVersion is used for runtimes that name none.
+	DefaultKubernetesVersion string
+	// SkipNameValidation allows several managers in one process (tests, the local environment).
+	SkipNameValidation bool
+}
+
+// DefaultOptions returns the production defaults.
+func DefaultOptions() Options {
+	return Options{
+		GardenProject:            "kyma",
+		GardenQPS:                20,
+		GardenBurst:              40,
+		MetricsAddr:              ":8080",
+		ProbeAddr:                ":8081",
+		Workers:                  25,
+		Policy:                   retry.DefaultPolicy(),
+		ProbeInterval:            time.Hour,
+		ShootCreateDeadline:      90 * time.Minute,
+		ShootDeleteDeadline:      90 * time.Minute,
+		KubeconfigDeadline:       15 * time.Minute,
+		Poll:                     30 * time.Second,
+		KubeconfigLifetime:       24 * time.Hour,
+		RotateAfter:              0.5,
+		DefaultKubernetesVersion: "1.30.5",
+	}
+}
+
+// BindFlags registers a flag for every option, with o's values as defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.GardenProject, "gardener-project", o.GardenProject, "Gardener project; shoots live in garden-<project>")
+	fs.Float64Var(&o.GardenQPS, "gardener-qps", o.GardenQPS, "client-side rate limit of all Gardener calls, per second")
+	fs.IntVar(&o.GardenBurst, "gardener-burst", o.GardenBurst, "burst of the Gardener rate limit")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
+	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, for more than one replica")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
+	fs.DurationVar(&o.Policy.Initial, "retry-initial", o.Policy.Initial, "delay before the first retry of a failed step")
+	fs.Float64Var(&o.Policy.Factor, "retry-factor", o.Policy.Factor, "growth of the retry delay per attempt")
+	fs.DurationVar(&o.Policy.Cap, "retry-cap", o.Policy.Cap, "longest retry delay")
+	fs.Func("retry-attempts", fmt.Sprintf("attempts before a step is exhausted and the object Failed (default %d)", o.Policy.MaxAttempts), func(v string) error {
+		var n int32
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			return fmt.Errorf("retry-attempts: %w", err)
+		}
+		o.Policy.MaxAttempts = n
+		return nil
+	})
+	fs.DurationVar(&o.Policy.MaxDuration, "retry-max-duration", o.Policy.MaxDuration, "time since the first failure before a step is exhausted; 0 means none")
+	fs.Float64Var(&o.Policy.Jitter, "retry-jitter", o.Policy.Jitter, "fraction of each delay that is random (1 full jitter, 0.5 equal jitter)")
+	fs.DurationVar(&o.ProbeInterval, "failed-probe-interval", o.ProbeInterval, "how often a Failed object's step is tried again")
+	fs.DurationVar(&o.ShootCreateDeadline, "shoot-create-deadline", o.ShootCreateDeadline, "how long a shoot may take to be reconciled")
+	fs.DurationVar(&o.ShootDeleteDeadline, "shoot-delete-deadline", o.ShootDeleteDeadline, "how long a shoot may take to be deleted")
+	fs.DurationVar(&o.KubeconfigDeadline, "kubeconfig-deadline", o.KubeconfigDeadline, "how long the kubeconfig Secret may take to appear")
+	fs.DurationVar(&o.Poll, "poll-interval", o.Poll, "safety poll of waiting steps (watches usually wake them first)")
+	fs.DurationVar(&o.KubeconfigLifetime, "kubeconfig-lifetime", o.KubeconfigLifetime, "expiration requested for admin kubeconfigs")
+	fs.Float64Var(&o.RotateAfter, "kubeconfig-rotate-after", o.RotateAfter, "fraction of the kubeconfig lifetime after which it is rotated")
+	fs.StringVar(&o.DefaultKubernetesVersion, "default-kubernetes-version", o.DefaultKubernetesVersion, "Kubernetes version of runtimes that name none")
+}
+
+// NewScheme returns the scheme of every type the manager reads or writes.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, infrav1.AddToScheme, gardencorev1beta1.AddToScheme, authenticationv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// New returns a manager, not yet started, with both controllers: cfg reaches the cluster the
+// Runtimes live in, garden the Gardener project.
+func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
+	if err := o.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("retry policy: %w", err)
+	}
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress: o.ProbeAddr,
+		LeaderElection:         o.LeaderElection,
+		LeaderElectionID:       "infrastructure-manager.kyma-project.io",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("manager: %w", err)
+	}
+	gardenCluster, err := newGardenCluster(garden, scheme, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(gardenCluster); err != nil {
+		return nil, fmt.Errorf("add garden cluster: %w", err)
+	}
+	ns := "garden-" + o.GardenProject
+	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval)}
+	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
+		Client:              mgr.GetClient(),
+		Garden:              gardenCluster.GetClient(),
+		GardenNamespace:     ns,
+		Convert:             gardener.ConvertOptions{DefaultKubernetesVersion: o.DefaultKubernetesVersion},
+		Policy:              o.Policy,
+		ShootCreateDeadline: o.ShootCreateDeadline,
+		ShootDeleteDeadline: o.ShootDeleteDeadline,
+		KubeconfigDeadline:  o.KubeconfigDeadline,
+		Poll:                o.Poll,
+	}, o.Workers, engineOpts...)
+	if err != nil {
+		return nil, err
+	}
+	err = gardenercluster.Setup(mgr, gardenercluster.Config{
+		Client: mgr.GetClient(), Garden: gardenCluster.GetClient(), GardenNamespace: ns,
+		Lifetime: o.KubeconfigLifetime, RotateAfter: o.RotateAfter, Policy: o.Policy,
+	}, o.Workers, engineOpts...)
+	if err != nil {
+		return nil, err
+	}
+	if o.ProbeAddr != "0" {
+		if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {
+			return nil, fmt.Errorf("health check: %w", err)
+		}
+	}
+	return mgr, nil
+}
+
+// newGardenCluster connects to the Gardener project behind one client-side rate limit, shared by
+// every call of both controllers, and caches the project's shoots for the watches.
+func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (cluster.Cluster, error) {
+	cfg := rest.CopyConfig(garden)
+	gardener.Instrument(cfg)
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.GardenQPS), o.GardenBurst)
+	c, err := cluster.New(cfg, func(co *cluster.Options) {
+		co.Scheme = scheme
+		co.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{"garden-" + o.GardenProject: {}}}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("garden cluster: %w", err)
+	}
+	return c, nil
+}
