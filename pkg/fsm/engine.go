@@ -136,10 +136,14 @@ func logChange(log logr.Logger, before, after *infrav1.EngineStatus) {
 	}
 }
 
-// Forget drops what the engine keeps about an object that is gone: its metric series.
+// Forget drops what the engine keeps about an object that is gone, its metric series, and tells
+// the machine's own forget hook (WithOnForget).
 func (e *Engine[T]) Forget(key types.NamespacedName) {
 	if e.cfg.metrics != nil {
 		e.cfg.metrics.forget(key.String())
+	}
+	if e.cfg.onForget != nil {
+		e.cfg.onForget(key)
 	}
 }
 

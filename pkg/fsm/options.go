@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,7 @@ type config struct {
 	conflictLimit int32
 	conflictDelay time.Duration
 	maxMessage    int
+	onForget      func(types.NamespacedName)
 }
 
 func defaultConfig() config {
@@ -81,6 +83,10 @@ func WithProbeInterval(d time.Duration) Option { return func(o *config) { o.prob
 // WithResync sets how often a Ready object is checked again from the start step (default 30m,
 // spread by ±10% per object).
 func WithResync(d time.Duration) Option { return func(o *config) { o.resync = d } }
+
+// WithOnForget is called when an object is gone, so a controller can drop what it keeps about
+// it, such as metric series of its own.
+func WithOnForget(f func(types.NamespacedName)) Option { return func(o *config) { o.onForget = f } }
 
 // WithConflictLimit sets how many consecutive write conflicts are retried without spending the
 // budget (default 5) and the ceiling of the short delay before each (default 1s).

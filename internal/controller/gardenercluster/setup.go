@@ -23,6 +23,7 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
 		fsm.WithMetrics(fsm.DefaultMetrics()),
 		fsm.WithResync(time.Hour),
+		fsm.WithOnForget(forget),
 	}, opts...)
 	engine, err := fsm.New(NewMachine(cfg), opts...)
 	if err != nil {

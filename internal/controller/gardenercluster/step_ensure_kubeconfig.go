@@ -3,13 +3,16 @@ package gardenercluster
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -118,5 +121,17 @@ func (k kubeconfigs) store(ctx context.Context, gc *infrav1.GardenerCluster, sec
 }
 
 func (k kubeconfigs) publish(gc *infrav1.GardenerCluster, expires time.Time) {
-	expirationGauge().WithLabelValues(gc.Labels[infrav1.LabelRuntimeID], gc.Spec.Shoot.Name).Set(float64(expires.Unix()))
+	labels := prometheus.Labels{"runtime_id": gc.Labels[infrav1.LabelRuntimeID], "shoot": gc.Spec.Shoot.Name}
+	expirationGauge().With(labels).Set(float64(expires.Unix()))
+	published.Store(client.ObjectKeyFromObject(gc), labels)
+}
+
+// published remembers the series of each GardenerCluster, so it goes with the object.
+var published sync.Map
+
+// forget deletes the expiration series of a GardenerCluster that is gone.
+func forget(key types.NamespacedName) {
+	if labels, ok := published.LoadAndDelete(key); ok {
+		expirationGauge().Delete(labels.(prometheus.Labels))
+	}
 }

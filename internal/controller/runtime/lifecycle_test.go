@@ -126,6 +126,12 @@ func TestFixturesProvisionAndDeprovision(t *testing.T) {
 			assertGone(t, garden, client.ObjectKeyFromObject(shoot), &gardencorev1beta1.Shoot{})
 			assertGone(t, env.Client, client.ObjectKey{Namespace: rt.Namespace, Name: rt.Labels[infrav1.LabelRuntimeID]}, &infrav1.GardenerCluster{})
 			assertGone(t, env.Client, client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]}, &corev1.Secret{})
+			err = testenv.Eventually(t.Context(), 30*time.Second, 200*time.Millisecond, func(context.Context) (bool, error) {
+				return len(seriesOf(t, rt.Labels[infrav1.LabelRuntimeID])) == 0, nil
+			})
+			if err != nil {
+				t.Errorf("metric series of the deleted runtime remain: %v", seriesOf(t, rt.Labels[infrav1.LabelRuntimeID]))
+			}
 		})
 	}
 }
@@ -267,4 +273,24 @@ func diffCalls(before, after map[string]float64) map[string]float64 {
 		}
 	}
 	return d
+}
+
+// seriesOf lists the metrics that still have a series for the runtime id.
+func seriesOf(t *testing.T, runtimeID string) []string {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "runtime_id" && l.GetValue() == runtimeID {
+					names = append(names, f.GetName())
+				}
+			}
+		}
+	}
+	return names
 }
