@@ -1,0 +1,396 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+)
+
+// Alert names of the shipped rules that the scenarios expect.
+const (
+	alertExhausted   = "RuntimeRetriesExhausted"
+	alertUserError   = "RuntimeFailedUserError"
+	alertGardener    = "GardenerUnavailable"
+	alertManagerDown = "InfrastructureManagerDown"
+)
+
+// perRuntimeAlerts are the alerts the shipped inhibit rule mutes while Gardener is unavailable or
+// the manager is down.
+var perRuntimeAlerts = []string{alertExhausted, alertUserError, "RuntimeStuck", "KubeconfigExpiringSoon"}
+
+// Bounds of the waits. Every one is a deadline for polling, never a fixed sleep, except
+// absenceWindow: how long a receiver must stay silent to show that a notification is not sent
+// (ten times the group interval of the adapted routing).
+const (
+	failTimeout   = 2 * time.Minute
+	alertTimeout  = time.Minute
+	absenceWindow = 10 * time.Second
+)
+
+// TestAlerting runs the scenarios as subtests in a fixed order, because they share one manager
+// and one Prometheus: Recovery continues the runtime that Exhaustion left Failed, and ManagerDown
+// stops the manager, so it must come last (subtests keep their order under -shuffle, which
+// reorders only top-level tests). It logs the measured latencies in one summary line.
+func TestAlerting(t *testing.T) {
+	tm := &timings{}
+	t.Cleanup(func() { t.Log(tm.summary()) })
+	var exhausted *infrav1.Runtime
+	t.Run("Exhaustion", func(t *testing.T) { testExhaustion(t, tm, &exhausted) })
+	t.Run("Recovery", func(t *testing.T) { testRecovery(t, tm, exhausted) })
+	t.Run("UserError", func(t *testing.T) { testUserError(t, tm) })
+	t.Run("GardenerOutageInhibition", func(t *testing.T) { testGardenerOutageInhibition(t, tm) })
+	t.Run("ManagerDown", func(t *testing.T) { testManagerDown(t, tm) })
+	for _, r := range sys.receivers {
+		if bad := r.badRequests(); len(bad) > 0 {
+			t.Errorf("%s webhook got requests that were not its notifications: %v", r.name, bad)
+		}
+	}
+}
+
+// testExhaustion drives a runtime whose shoot creation keeps failing with
+// ERR_INFRA_QUOTA_EXCEEDED to Failed/RetriesExhausted, and expects RuntimeRetriesExhausted at
+// both on-call and dev-team, timed from the moment the runtime was seen Failed. It hands the
+// runtime to *failed as soon as it is Failed, so Recovery can continue even when an alert
+// assertion fails.
+func testExhaustion(t *testing.T, tm *timings, failed **infrav1.Runtime) {
+	rt := failingRuntime(t, "exhaust-1", gardencorev1beta1.ErrorInfraQuotaExceeded)
+	created := time.Now()
+	rt, failedAt := waitForRuntime(t, rt, failTimeout, "Failed", isFailed)
+	*failed = rt
+	t.Logf("runtime %s Failed (%s) %s after it was created", rt.Name, readyReason(rt), failedAt.Sub(created).Round(100*time.Millisecond))
+	if got := readyReason(rt); got != infrav1.ReasonRetriesExhausted {
+		t.Fatalf("Ready reason: got %s, want %s (retry %+v)", got, infrav1.ReasonRetriesExhausted, rt.Status.Retry)
+	}
+	if r := rt.Status.Retry; r == nil || r.Attempt != attempts || r.Reason != "InfraQuotaExceeded" || r.Class != "Transient" {
+		t.Fatalf("retry record: got %+v, want %d attempts, reason InfraQuotaExceeded, class Transient", r, attempts)
+	}
+
+	rule := shippedAlert(t, alertExhausted)
+	for _, r := range []*receiver{sys.oncall, sys.devteam} {
+		d := waitDelivery(t, r, match{alertname: alertExhausted, runtimeID: runtimeID(rt), status: "firing"}, alertTimeout)
+		tm.add(t, "exhaustion->"+r.name, d.at.Sub(failedAt))
+		checkRuntimeAlert(t, r.name, d.alert, rule, rt, map[string]string{
+			"step": rt.Status.Retry.Step, "reason": "InfraQuotaExceeded", "class": "Transient",
+		})
+	}
+}
+
+// testRecovery clears the fault of the runtime Exhaustion left Failed and requests a manual
+// retry; the runtime reaches Ready and both receivers get the resolved notification. The resolve
+// is timed from the moment the runtime left Failed: that is when its runtime_failed series goes
+// (the manual retry resets the budget), and the alert follows after keep_firing_for.
+func testRecovery(t *testing.T, tm *timings, rt *infrav1.Runtime) {
+	if rt == nil {
+		t.Skip("needs the runtime the Exhaustion scenario leaves Failed")
+	}
+	removeLifecycleRule(t, rt.Name)
+	requested := time.Now()
+	value := requestRetry(t, rt)
+
+	var leftFailed time.Time
+	rt, readyAt := waitForRuntime(t, rt, failTimeout, "Ready", func(rt *infrav1.Runtime) bool {
+		if leftFailed.IsZero() && rt.Status.RetryRequestedAt == value && !isFailed(rt) {
+			leftFailed = time.Now()
+		}
+		return rt.Status.State == infrav1.StateReady
+	})
+	if leftFailed.IsZero() {
+		leftFailed = readyAt
+	}
+	t.Logf("runtime %s left Failed %s after the retry request and was Ready %s after it",
+		rt.Name, leftFailed.Sub(requested).Round(100*time.Millisecond), readyAt.Sub(requested).Round(100*time.Millisecond))
+
+	for _, r := range []*receiver{sys.oncall, sys.devteam} {
+		d := waitDelivery(t, r, match{alertname: alertExhausted, runtimeID: runtimeID(rt), status: "resolved", since: requested}, alertTimeout)
+		tm.add(t, "recovery->resolved("+r.name+")", d.at.Sub(leftFailed))
+		t.Logf("%s: resolved %s after the runtime was Ready", r.name, d.at.Sub(readyAt).Round(100*time.Millisecond))
+	}
+	// One incident, one notification each way: keep_firing_for must not let the alert flap.
+	for _, r := range []*receiver{sys.oncall, sys.devteam} {
+		for _, status := range []string{"firing", "resolved"} {
+			if got := r.find(match{alertname: alertExhausted, runtimeID: runtimeID(rt), status: status}); len(got) != 1 {
+				t.Errorf("%s: got %d %s notifications for %s, want 1:\n%s", r.name, len(got), status, rt.Name, r.dump())
+			}
+		}
+	}
+}
+
+// testUserError drives a runtime into the terminal ERR_INFRA_UNAUTHORIZED: RuntimeFailedUserError
+// is a warning, so it reaches dev-team and, for a bounded window after that, not on-call.
+func testUserError(t *testing.T, tm *timings) {
+	rt := failingRuntime(t, "usererr-1", gardencorev1beta1.ErrorInfraUnauthorized)
+	rt, failedAt := waitForRuntime(t, rt, failTimeout, "Failed", isFailed)
+	if got := readyReason(rt); got != infrav1.ReasonUserActionRequired {
+		t.Fatalf("Ready reason: got %s, want %s (retry %+v)", got, infrav1.ReasonUserActionRequired, rt.Status.Retry)
+	}
+	want := match{alertname: alertUserError, runtimeID: runtimeID(rt)}
+	firing := want
+	firing.status = "firing"
+	d := waitDelivery(t, sys.devteam, firing, alertTimeout)
+	tm.add(t, "usererror->"+sys.devteam.name, d.at.Sub(failedAt))
+	checkRuntimeAlert(t, sys.devteam.name, d.alert, shippedAlert(t, alertUserError), rt, map[string]string{
+		"step": rt.Status.Retry.Step, "reason": "InfraUnauthorized", "class": "Terminal",
+	})
+
+	// Alertmanager itself says where it routes the alert.
+	alerts, err := amAlerts(t.Context(), sys.amURL, fmt.Sprintf("alertname=%q", alertUserError), fmt.Sprintf("runtime_id=%q", runtimeID(rt)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(alerts) == 0 {
+		t.Errorf("Alertmanager does not list %s of %s", alertUserError, rt.Name)
+	}
+	for _, a := range alerts {
+		var names []string
+		for _, r := range a.Receivers {
+			names = append(names, r.Name)
+		}
+		if strings.Join(names, ",") != devTeam {
+			t.Errorf("Alertmanager routes %s to %v, want [%s]", alertUserError, names, devTeam)
+		}
+	}
+	assertSilent(t, time.Until(d.at.Add(absenceWindow)), want, sys.oncall)
+}
+
+// testGardenerOutageInhibition checks that a Gardener outage is one incident: while
+// GardenerUnavailable fires, a runtime that exhausts its retries notifies nobody, while
+// GardenerUnavailable itself reaches both receivers; once the outage ends, the muted alert is
+// delivered.
+//
+// The circuit breaker that makes the shipped GardenerUnavailable rule fire does not exist yet
+// (nothing exports infrastructure_manager_gardener_circuit_state or gardener_requests_total), so
+// the outage is synthetic: the test posts GardenerUnavailable to Alertmanager with the labels and
+// annotations of the shipped rule, as Prometheus would. Once the breaker lands, this becomes a
+// real outage: a simulator fault rule that answers 503 to every shoot request until the breaker
+// opens and Prometheus raises GardenerUnavailable itself.
+func testGardenerOutageInhibition(t *testing.T, tm *timings) {
+	rule := shippedAlert(t, alertGardener)
+	outage := amPostAlert{
+		Labels:      maps.Clone(rule.Labels),
+		Annotations: maps.Clone(rule.Annotations),
+		StartsAt:    time.Now(),
+		EndsAt:      time.Now().Add(10 * time.Minute),
+	}
+	outage.Labels["alertname"] = alertGardener
+	outage.Annotations["description"] = "Synthetic Gardener outage posted by the end-to-end test (test/e2e)."
+	posted := time.Now()
+	if err := amPost(t.Context(), sys.amURL, outage); err != nil {
+		t.Fatal(err)
+	}
+	var endOnce sync.Once
+	endOutage := func() {
+		endOnce.Do(func() {
+			outage.EndsAt = time.Now()
+			if err := amPost(context.Background(), sys.amURL, outage); err != nil {
+				t.Errorf("end the synthetic outage: %v", err)
+			}
+		})
+	}
+	t.Cleanup(endOutage)
+
+	var inhibiting time.Time
+	for _, r := range []*receiver{sys.oncall, sys.devteam} {
+		d := waitDelivery(t, r, match{alertname: alertGardener, status: "firing", since: posted}, alertTimeout)
+		tm.add(t, "outage->"+r.name, d.at.Sub(posted))
+		if d.alert.Labels["severity"] != "critical" || d.alert.Annotations["runbook_url"] != rule.Annotations["runbook_url"] {
+			t.Errorf("%s: %s with labels %v and annotations %v", r.name, alertGardener, d.alert.Labels, d.alert.Annotations)
+		}
+		if d.at.After(inhibiting) {
+			inhibiting = d.at
+		}
+	}
+
+	rt := failingRuntime(t, "outage-1", gardencorev1beta1.ErrorInfraQuotaExceeded)
+	rt, _ = waitForRuntime(t, rt, failTimeout, "Failed", isFailed)
+	if got := readyReason(rt); got != infrav1.ReasonRetriesExhausted {
+		t.Fatalf("Ready reason: got %s, want %s", got, infrav1.ReasonRetriesExhausted)
+	}
+	// Prometheus fires the alert and Alertmanager mutes it: proof that it was there to be muted.
+	var suppressedAt time.Time
+	err := testenv.Eventually(t.Context(), alertTimeout, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		alerts, err := amAlerts(ctx, sys.amURL, fmt.Sprintf("alertname=%q", alertExhausted), fmt.Sprintf("runtime_id=%q", runtimeID(rt)))
+		if err != nil || len(alerts) == 0 {
+			return false, err
+		}
+		suppressedAt = time.Now()
+		a := alerts[0]
+		return a.Status.State == "suppressed" && len(a.Status.InhibitedBy) > 0, fmt.Errorf("alert state %s, inhibited by %v", a.Status.State, a.Status.InhibitedBy)
+	})
+	if err != nil {
+		t.Fatalf("%s of %s is not inhibited in Alertmanager: %v", alertExhausted, rt.Name, err)
+	}
+	t.Logf("%s of %s is inhibited in Alertmanager; watching the receivers for %s", alertExhausted, rt.Name, absenceWindow)
+	assertSilent(t, time.Until(suppressedAt.Add(absenceWindow)), match{runtimeID: runtimeID(rt)}, sys.oncall, sys.devteam)
+	for _, name := range perRuntimeAlerts {
+		assertSilent(t, 0, match{alertname: name, status: "firing", since: inhibiting}, sys.oncall, sys.devteam)
+	}
+
+	endOutage()
+	ended := time.Now()
+	for _, r := range []*receiver{sys.oncall, sys.devteam} {
+		d := waitDelivery(t, r, match{alertname: alertExhausted, runtimeID: runtimeID(rt), status: "firing"}, alertTimeout)
+		tm.add(t, "outage-ended->muted-alert("+r.name+")", d.at.Sub(ended))
+		waitDelivery(t, r, match{alertname: alertGardener, status: "resolved", since: ended}, alertTimeout)
+	}
+}
+
+// testManagerDown stops the manager: its metrics endpoint goes away, up{job} turns 0, and
+// InfrastructureManagerDown reaches both receivers. It must run last.
+func testManagerDown(t *testing.T, tm *timings) {
+	stopped := time.Now()
+	if err := sys.stopManager(); err != nil {
+		t.Errorf("manager ended with: %v", err)
+	}
+	if ok, _ := httpOK(t.Context(), "http://"+sys.metricsAddr+"/metrics"); ok {
+		t.Errorf("the metrics endpoint %s still answers after the manager stopped", sys.metricsAddr)
+	}
+	rule := shippedAlert(t, alertManagerDown)
+	for _, r := range []*receiver{sys.oncall, sys.devteam} {
+		d := waitDelivery(t, r, match{alertname: alertManagerDown, status: "firing", since: stopped}, 90*time.Second)
+		tm.add(t, "manager-stopped->"+r.name, d.at.Sub(stopped))
+		for k, v := range rule.Labels {
+			if d.alert.Labels[k] != v {
+				t.Errorf("%s: label %s: got %q, want %q", r.name, k, d.alert.Labels[k], v)
+			}
+		}
+		if d.alert.Annotations["runbook_url"] != rule.Annotations["runbook_url"] {
+			t.Errorf("%s: runbook_url: got %q, want %q", r.name, d.alert.Annotations["runbook_url"], rule.Annotations["runbook_url"])
+		}
+	}
+	reportFalseResolves(t, stopped)
+}
+
+// reportFalseResolves fails for every per-runtime alert reported resolved after the manager
+// stopped although its runtime is still Failed. Once the manager is gone, its runtime_failed
+// series go stale, so the per-runtime alerts end after keep_firing_for (5m shipped);
+// InfrastructureManagerDown (for: 3m shipped) must fire and inhibit them first, or on-call is
+// told that a still-broken runtime recovered.
+func reportFalseResolves(t *testing.T, stopped time.Time) {
+	t.Helper()
+	list := &infrav1.RuntimeList{}
+	if err := sys.env.Client.List(t.Context(), list); err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range list.Items {
+		if !isFailed(&rt) {
+			continue
+		}
+		for _, r := range []*receiver{sys.oncall, sys.devteam} {
+			for _, d := range r.find(match{runtimeID: runtimeID(&rt), status: "resolved", since: stopped}) {
+				t.Errorf("%s was told at %s that %s of runtime %s resolved, but the runtime is still Failed "+
+					"(keep_firing_for ended before InfrastructureManagerDown muted it)",
+					r.name, d.at.Format("15:04:05.000"), d.alert.Labels["alertname"], rt.Name)
+			}
+		}
+	}
+}
+
+// checkRuntimeAlert checks a per-runtime alert: the rule's static labels, the runtime's labels,
+// want (label values), the runbook, and a description that names the runtime.
+func checkRuntimeAlert(t *testing.T, receiver string, a webhookAlert, rule rulesRule, rt *infrav1.Runtime, want map[string]string) {
+	t.Helper()
+	want = maps.Clone(want)
+	maps.Copy(want, rule.Labels)
+	want["runtime_id"], want["runtime_name"], want["shoot"] = runtimeID(rt), rt.Name, rt.Spec.Shoot.Name
+	for k, v := range want {
+		if a.Labels[k] != v {
+			t.Errorf("%s: %s label %s: got %q, want %q", receiver, rule.Alert, k, a.Labels[k], v)
+		}
+	}
+	if got := a.Annotations["runbook_url"]; got == "" || got != rule.Annotations["runbook_url"] {
+		t.Errorf("%s: %s runbook_url: got %q, want %q", receiver, rule.Alert, got, rule.Annotations["runbook_url"])
+	}
+	for _, k := range []string{"summary", "description"} {
+		if !strings.Contains(a.Annotations[k], rt.Name) {
+			t.Errorf("%s: %s %s does not name runtime %s: %q", receiver, rule.Alert, k, rt.Name, a.Annotations[k])
+		}
+	}
+}
+
+// shippedAlert returns the shipped alerting rule called name.
+func shippedAlert(t *testing.T, name string) rulesRule {
+	t.Helper()
+	f, err := readShippedRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := f.alert(name)
+	if !ok {
+		t.Fatalf("the shipped rules have no alert %s", name)
+	}
+	return r
+}
+
+// waitDelivery waits until the receiver has got an alert that matches, and returns the first.
+func waitDelivery(t *testing.T, r *receiver, m match, timeout time.Duration) delivery {
+	t.Helper()
+	var got delivery
+	err := testenv.Eventually(t.Context(), timeout, 50*time.Millisecond, func(context.Context) (bool, error) {
+		ds := r.find(m)
+		if len(ds) > 0 {
+			got = ds[0]
+		}
+		return len(ds) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: nothing with %s arrived within %s: %v\n%s\nalertmanager:\n%s",
+			r.name, m, timeout, err, r.dump(), sys.am.logTail(10))
+	}
+	return got
+}
+
+// assertSilent fails when any of the receivers gets an alert that matches, within window from
+// now (a window of zero checks once). It returns early on the first match.
+func assertSilent(t *testing.T, window time.Duration, m match, receivers ...*receiver) {
+	t.Helper()
+	deadline := time.Now().Add(window)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, r := range receivers {
+			if got := r.find(m); len(got) > 0 {
+				t.Errorf("%s got %s, want nothing with %s", r.name, got[0], m)
+				return
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// timings collects the measured latencies of a run.
+type timings struct {
+	mu      sync.Mutex
+	entries []string
+}
+
+// add records and logs one latency.
+func (tm *timings) add(t *testing.T, what string, d time.Duration) {
+	t.Helper()
+	t.Logf("timing: %s %s", what, d.Round(100*time.Millisecond))
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	tm.entries = append(tm.entries, fmt.Sprintf("%s %.1fs", what, d.Seconds()))
+}
+
+// summary is one line with every latency, in the order measured.
+func (tm *timings) summary() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return "e2e: " + strings.Join(tm.entries, ", ")
+}

@@ -1,0 +1,9 @@
+// Package e2e holds the end-to-end alerting test: a real kube-apiserver and etcd, the Gardener
+// simulator, the manager, and the Debian packages' real Prometheus and Alertmanager, loaded with
+// the shipped rules (config/prometheus/rules.yaml, durations scaled down) and the shipped routing
+// (config/alertmanager/alertmanager.yaml, webhook URLs pointed at the test's receivers). It drives
+// runtimes into failure and back and asserts which notifications reach the on-call and the
+// development-team webhooks, and when. The test needs /usr/bin/prometheus and
+// /usr/bin/prometheus-alertmanager (bash hack/alerting/test.sh installs them); it is skipped with
+// -short.
+package e2e

@@ -1,0 +1,391 @@
+package e2e_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+const (
+	// project is the Gardener project; shoots live in garden-kyma.
+	project = "kyma"
+	// namespace holds the Runtimes, as the upstream fixtures say.
+	namespace = "kcp-system"
+	// attempts is the attempt limit of every step.
+	attempts = 3
+	// job is the scrape job the shipped rules read (up{job="infrastructure-manager"}).
+	job = "infrastructure-manager"
+
+	// resendDelay is how often Prometheus re-sends a firing alert (default 1m). Prometheus
+	// evaluates its rules before it has discovered the Alertmanager and drops what it cannot
+	// send, so with the default the first Watchdog and anything else firing at start-up would
+	// reach Alertmanager only a minute later. First notifications and resolves are sent at once
+	// either way; alerts are valid for four resend delays, so 5s keeps a slow evaluation from
+	// resolving them by expiry.
+	resendDelay = 5 * time.Second
+
+	prometheusBin   = "/usr/bin/prometheus"
+	alertmanagerBin = "/usr/bin/prometheus-alertmanager"
+)
+
+// The shipped configuration, relative to the repository root.
+var (
+	shippedRules        = filepath.Join("config", "prometheus", "rules.yaml")
+	shippedAlertmanager = filepath.Join("config", "alertmanager", "alertmanager.yaml")
+)
+
+// The Alertmanager receivers of the shipped routing and the paths of their test webhooks.
+const (
+	onCall  = "on-call"
+	devTeam = "dev-team"
+	deadman = "deadman"
+)
+
+// stack is everything TestMain starts once for all tests.
+type stack struct {
+	// dir holds the configurations, the data of Prometheus and Alertmanager, and every log.
+	dir string
+
+	env *testenv.Env
+	sim *gardensim.Simulator
+
+	// metricsAddr is where the manager serves /metrics and Prometheus scrapes it.
+	metricsAddr     string
+	cancelManager   context.CancelFunc
+	managerDone     chan struct{}
+	managerErr      error
+	stopManagerOnce sync.Once
+
+	prom, am        *process
+	promURL, amURL  string
+	receivers       map[string]*receiver
+	oncall, devteam *receiver
+
+	logFile *os.File
+	// phases are the start-up times, for the log.
+	phases []string
+}
+
+// sys is the running stack.
+var sys *stack
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e: skipped with -short: it starts Prometheus, Alertmanager and several API servers")
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if err := checkBinaries(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	began := time.Now()
+	s := &stack{}
+	err := s.start(context.Background())
+	stopped := func() {
+		if err := s.stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: stop:", err)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: start:", err)
+		stopped()
+		fmt.Fprintln(os.Stderr, "e2e: logs and configurations kept in", s.dir)
+		return 1
+	}
+	fmt.Printf("e2e: stack ready in %s (%s); Prometheus %s, Alertmanager %s, manager metrics %s, work dir %s\n",
+		time.Since(began).Round(100*time.Millisecond), strings.Join(s.phases, ", "), s.promURL, s.amURL, s.metricsAddr, s.dir)
+	sys = s
+	code := m.Run()
+	stopped()
+	if code != 0 {
+		fmt.Fprintln(os.Stderr, "e2e: logs and configurations kept in", s.dir)
+	} else if err := os.RemoveAll(s.dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+	}
+	return code
+}
+
+// checkBinaries fails when the Debian packages are not installed.
+func checkBinaries() error {
+	var missing []string
+	for _, bin := range []string{prometheusBin, alertmanagerBin} {
+		if _, err := os.Stat(bin); err != nil {
+			missing = append(missing, bin)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s missing: install the Debian packages prometheus and prometheus-alertmanager "+
+			"with 'bash hack/alerting/test.sh' (or 'make test-alerting', which 'make test' runs first)",
+			strings.Join(missing, " and "))
+	}
+	return nil
+}
+
+// start boots the stack in order: the webhooks, the control plane, the simulator, the manager,
+// Alertmanager, then Prometheus (last, so that it never sees the manager absent). It returns once
+// the Watchdog has travelled the whole chain to the deadman webhook. On error, stop ends what was
+// started.
+func (s *stack) start(ctx context.Context) error {
+	var err error
+	if s.dir, err = os.MkdirTemp("", "infrastructure-manager-e2e-"); err != nil {
+		return fmt.Errorf("work dir: %w", err)
+	}
+	if s.logFile, err = os.Create(filepath.Join(s.dir, "manager.log")); err != nil {
+		return fmt.Errorf("manager log: %w", err)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(s.logFile), zap.UseDevMode(true)))
+
+	s.receivers = map[string]*receiver{}
+	for _, name := range []string{onCall, devTeam, deadman} {
+		s.receivers[name] = newReceiver(name, webhookPath(name))
+	}
+	s.oncall, s.devteam = s.receivers[onCall], s.receivers[devTeam]
+	for _, phase := range []struct {
+		name  string
+		start func(context.Context) error
+	}{
+		{"control plane", s.startControlPlane},
+		{"simulator", s.startSimulator},
+		{"manager", s.startManager},
+		{"alertmanager", s.startAlertmanager},
+		{"prometheus", s.startPrometheus},
+		{"watchdog", s.waitForPipeline},
+	} {
+		began := time.Now()
+		if err := phase.start(ctx); err != nil {
+			return err
+		}
+		s.phases = append(s.phases, fmt.Sprintf("%s %s", phase.name, time.Since(began).Round(100*time.Millisecond)))
+	}
+	return nil
+}
+
+// startControlPlane boots kube-apiserver and etcd with the CRDs and the namespace of the Runtimes.
+func (s *stack) startControlPlane(ctx context.Context) error {
+	var err error
+	if s.env, err = testenv.Start(ctx); err != nil {
+		return err
+	}
+	return s.env.CreateNamespace(ctx, namespace)
+}
+
+// startSimulator boots the Gardener simulator with the project and two-second shoot operations.
+func (s *stack) startSimulator(ctx context.Context) error {
+	var err error
+	s.sim, err = gardensim.Start(ctx, gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second))
+	return err
+}
+
+// webhookPath is the path of a receiver's webhook, as in the shipped configuration (/oncall, ...).
+func webhookPath(receiver string) string { return strings.ReplaceAll(receiver, "-", "") }
+
+// startManager runs the manager with the wiring of cmd/manager, short retry policies and
+// deadlines, and metrics on a free loopback port.
+func (s *stack) startManager(ctx context.Context) error {
+	var err error
+	if s.metricsAddr, err = freeAddr(); err != nil {
+		return err
+	}
+	o := manager.DefaultOptions()
+	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, s.metricsAddr, "0", 4, true
+	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: attempts, Jitter: 0.5}
+	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
+	mgr, err := manager.New(s.env.Config, s.sim.RESTConfig(), o)
+	if err != nil {
+		return err
+	}
+	mgrCtx, cancel := context.WithCancel(context.Background())
+	s.cancelManager, s.managerDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.managerDone)
+		s.managerErr = mgr.Start(mgrCtx)
+	}()
+	err = testenv.Eventually(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		select {
+		case <-s.managerDone:
+			return false, fmt.Errorf("manager stopped: %w", s.managerErr)
+		default:
+		}
+		return httpOK(ctx, "http://"+s.metricsAddr+"/metrics")
+	})
+	if err != nil {
+		return fmt.Errorf("manager metrics: %w", err)
+	}
+	return nil
+}
+
+// stopManager stops the manager and waits until it has ended; its metrics endpoint goes with it.
+// It is safe to call more than once.
+func (s *stack) stopManager() error {
+	if s.cancelManager == nil {
+		return nil
+	}
+	s.stopManagerOnce.Do(func() {
+		s.cancelManager()
+		<-s.managerDone
+	})
+	if s.managerErr != nil {
+		return fmt.Errorf("manager: %w", s.managerErr)
+	}
+	return nil
+}
+
+// startAlertmanager runs Alertmanager with the shipped routing, webhooks and timers adapted.
+func (s *stack) startAlertmanager(ctx context.Context) error {
+	shipped, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), shippedAlertmanager))
+	if err != nil {
+		return fmt.Errorf("read shipped alertmanager config: %w", err)
+	}
+	webhooks := map[string]string{}
+	for name, r := range s.receivers {
+		webhooks[name] = r.url(webhookPath(name))
+	}
+	cfg, err := alertmanagerConfig(shipped, webhooks)
+	if err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(s.dir, "alertmanager.yaml")
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		return fmt.Errorf("write alertmanager config: %w", err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	s.amURL = "http://" + addr
+	s.am, err = startProcess("alertmanager", filepath.Join(s.dir, "alertmanager.log"), alertmanagerBin,
+		"--config.file="+cfgPath,
+		"--storage.path="+filepath.Join(s.dir, "alertmanager-data"),
+		"--web.listen-address="+addr,
+		"--cluster.listen-address=")
+	if err != nil {
+		return err
+	}
+	return s.am.waitReady(ctx, s.amURL+"/-/ready", 30*time.Second)
+}
+
+// startPrometheus runs Prometheus with the scaled rules, scraping the manager every second and
+// sending alerts to the Alertmanager.
+func (s *stack) startPrometheus(ctx context.Context) error {
+	shipped, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), shippedRules))
+	if err != nil {
+		return fmt.Errorf("read shipped rules: %w", err)
+	}
+	rules, err := scaleRules(shipped)
+	if err != nil {
+		return err
+	}
+	rulesPath := filepath.Join(s.dir, "rules.yaml")
+	if err := os.WriteFile(rulesPath, rules, 0o644); err != nil {
+		return fmt.Errorf("write rules: %w", err)
+	}
+	amAddr := strings.TrimPrefix(s.amURL, "http://")
+	cfg, err := yaml.Marshal(map[string]any{
+		"global":     map[string]any{"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+		"rule_files": []string{rulesPath},
+		"alerting": map[string]any{"alertmanagers": []any{
+			map[string]any{"static_configs": []any{map[string]any{"targets": []string{amAddr}}}},
+		}},
+		"scrape_configs": []any{map[string]any{
+			"job_name":       job,
+			"static_configs": []any{map[string]any{"targets": []string{s.metricsAddr}}},
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("prometheus config: %w", err)
+	}
+	cfgPath := filepath.Join(s.dir, "prometheus.yaml")
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		return fmt.Errorf("write prometheus config: %w", err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	s.promURL = "http://" + addr
+	s.prom, err = startProcess("prometheus", filepath.Join(s.dir, "prometheus.log"), prometheusBin,
+		"--config.file="+cfgPath,
+		"--storage.tsdb.path="+filepath.Join(s.dir, "prometheus-data"),
+		"--web.listen-address="+addr,
+		"--rules.alert.resend-delay="+resendDelay.String())
+	if err != nil {
+		return err
+	}
+	return s.prom.waitReady(ctx, s.promURL+"/-/ready", time.Minute)
+}
+
+// waitForPipeline returns once Prometheus scrapes the manager, has loaded every shipped alert,
+// and the Watchdog has reached the deadman webhook through Alertmanager.
+func (s *stack) waitForPipeline(ctx context.Context) error {
+	err := testenv.Eventually(ctx, time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		up, err := promQuery(ctx, s.promURL, fmt.Sprintf(`up{job=%q} == 1`, job))
+		return len(up) == 1, err
+	})
+	if err != nil {
+		return fmt.Errorf("prometheus does not scrape the manager: %w\n%s", err, s.prom.logTail(20))
+	}
+	want, err := readShippedRules()
+	if err != nil {
+		return err
+	}
+	loaded, err := promRules(ctx, s.promURL)
+	if err != nil {
+		return err
+	}
+	for _, r := range want.alerts() {
+		if _, ok := loaded[r.Alert]; !ok {
+			return fmt.Errorf("prometheus did not load the alert %s\n%s", r.Alert, s.prom.logTail(20))
+		}
+	}
+	err = testenv.Eventually(ctx, time.Minute, 100*time.Millisecond, func(context.Context) (bool, error) {
+		return len(s.receivers[deadman].find(match{alertname: "Watchdog", status: "firing"})) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the Watchdog did not reach the deadman webhook: %w\nprometheus:\n%s\nalertmanager:\n%s",
+			err, s.prom.logTail(10), s.am.logTail(10))
+	}
+	return nil
+}
+
+// stop ends everything start started, in reverse order, and reports every failure.
+func (s *stack) stop() error {
+	var errs []error
+	errs = append(errs, s.prom.stop(), s.am.stop())
+	for _, name := range slices.Sorted(maps.Keys(s.receivers)) {
+		s.receivers[name].close()
+	}
+	errs = append(errs, s.stopManager())
+	if s.sim != nil {
+		errs = append(errs, s.sim.Stop())
+	}
+	if s.env != nil {
+		errs = append(errs, s.env.Stop())
+	}
+	if s.logFile != nil {
+		errs = append(errs, s.logFile.Close())
+	}
+	return errors.Join(errs...)
+}
