@@ -6,6 +6,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -19,7 +20,13 @@ import (
 // the shoot with gardener.cloud/operation=retry and waits for the new operation.
 func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	shoot := &gardencorev1beta1.Shoot{}
-	if err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot); err != nil {
+	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
+	if apierrors.IsNotFound(err) {
+		// The shoot cache has not seen the shoot just applied yet; the watch wakes the step. A
+		// shoot deleted behind the manager's back ends in StepTimedOut at the deadline.
+		return fsm.Wait(s.Poll, "shoot "+rt.Spec.Shoot.Name+" is not visible yet")
+	}
+	if err != nil {
 		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))
 	}
 	rt.Status.Gardener = gardener.MirrorStatus(shoot)
