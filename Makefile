@@ -34,9 +34,10 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy code and the PrometheusRule (from config/prometheus/rules.yaml).
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code, the PrometheusRule (from config/prometheus/rules.yaml) and docs/fsm.md.
 	$(CONTROLLER_GEN) object paths="./api/..."
 	go run ./hack/alerting/genrule -in config/prometheus/rules.yaml -out config/prometheus/prometheusrule.yaml
+	go run ./hack/fsmdiagram -out docs/fsm.md
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers into config/.
@@ -67,7 +68,7 @@ verify: generate manifests ## Fail when a generated file is stale or go.mod is u
 ##@ Test
 
 .PHONY: test
-test: test-go test-alerting ## Run every test: unit, envtest integration, alert rules and routing.
+test: test-alerting test-go ## Run every test: alert rules and routing, then unit, envtest integration and end to end.
 
 .PHONY: test-go
 test-go: envtest-binaries ## Run the Go tests (unit and envtest integration) on a real API server.
@@ -97,11 +98,16 @@ $(KUBE_APISERVER):
 build: ## Build the manager binary into bin/.
 	go build -o $(BIN)/manager ./cmd/manager
 
+# make run SCENARIO=flaky RUN_ARGS="--operation-duration=20s"; bin/localenv --help lists both.
+SCENARIO ?= healthy
+RUN_ARGS ?=
+
+# Built and then run rather than `go run`: go run exits 1 whenever it sees the Ctrl-C that ends
+# the run, while localenv itself stops everything and exits 0.
 .PHONY: run
-run: ## Run the whole system locally (control plane, Gardener simulator, manager, samples).
-	@echo "run: not yet: the local environment arrives with the Runtime lifecycle (see issue 5)."
-	@echo "run: today 'make test' exercises the API on a real kube-apiserver and etcd."
-	@exit 1
+run: envtest-binaries ## Run everything locally (control plane, Gardener simulator, manager, samples) until Ctrl-C; SCENARIO=flaky etc.
+	go build -o $(BIN)/localenv ./cmd/localenv
+	$(BIN)/localenv --scenario $(SCENARIO) $(RUN_ARGS)
 
 ##@ Tools
 

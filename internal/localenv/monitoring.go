@@ -1,0 +1,238 @@
+package localenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// MetricsJob is the Prometheus job of the manager's metrics; the rules select it.
+const MetricsJob = "infrastructure-manager"
+
+// FindMonitoring returns the installed Prometheus and Alertmanager binaries, empty for a missing
+// one. Debian installs them as /usr/bin/prometheus and /usr/bin/prometheus-alertmanager.
+func FindMonitoring() (prometheus, alertmanager string) {
+	prometheus = lookPath("prometheus")
+	alertmanager = lookPath("prometheus-alertmanager")
+	if alertmanager == "" {
+		alertmanager = lookPath("alertmanager")
+	}
+	return prometheus, alertmanager
+}
+
+func lookPath(name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// MonitoringOptions configure the local Prometheus and Alertmanager.
+type MonitoringOptions struct {
+	// Prometheus is the Prometheus binary; required.
+	Prometheus string
+	// Alertmanager is the Alertmanager binary; empty runs Prometheus alone.
+	Alertmanager string
+	// RulesFile is the rules file Prometheus loads (config/prometheus/rules.yaml).
+	RulesFile string
+	// AlertmanagerConfig is the Alertmanager configuration (config/alertmanager/alertmanager.yaml).
+	AlertmanagerConfig string
+	// MetricsAddr is the host:port of the manager's metrics endpoint.
+	MetricsAddr string
+	// ReceiverAddr is the host:port of a webhook receiver that takes the place of every webhook
+	// of the Alertmanager configuration; empty keeps the configured URLs.
+	ReceiverAddr string
+	// Dir receives the generated configurations, the data and the logs; its prometheus and
+	// alertmanager subdirectories are replaced on every start.
+	Dir string
+	// PrometheusPort and AlertmanagerPort are the preferred loopback ports; taken ones are
+	// replaced by free ones.
+	PrometheusPort, AlertmanagerPort int
+}
+
+// Monitoring is a running Prometheus and, if installed, Alertmanager.
+type Monitoring struct {
+	// PrometheusURL and AlertmanagerURL are where they serve; AlertmanagerURL is empty without
+	// Alertmanager.
+	PrometheusURL, AlertmanagerURL string
+	// Logs are the log files of the processes.
+	Logs []string
+
+	procs []*Process
+}
+
+// StartMonitoring starts Alertmanager (if given), then Prometheus scraping the manager every 5s
+// and evaluating the rules every 5s, both on loopback, and waits until they are ready. On error
+// it stops what it started.
+func StartMonitoring(ctx context.Context, o MonitoringOptions) (*Monitoring, error) {
+	m := &Monitoring{}
+	amAddr := ""
+	if o.Alertmanager != "" {
+		var err error
+		if amAddr, err = m.startAlertmanager(ctx, o); err != nil {
+			return nil, errors.Join(err, m.Stop())
+		}
+	}
+	if err := m.startPrometheus(ctx, o, amAddr); err != nil {
+		return nil, errors.Join(err, m.Stop())
+	}
+	return m, nil
+}
+
+func (m *Monitoring) startAlertmanager(ctx context.Context, o MonitoringOptions) (string, error) {
+	dir, err := freshDir(o.Dir, "alertmanager")
+	if err != nil {
+		return "", err
+	}
+	raw, err := os.ReadFile(o.AlertmanagerConfig)
+	if err != nil {
+		return "", fmt.Errorf("read Alertmanager configuration: %w", err)
+	}
+	cfg := filepath.Join(dir, "alertmanager.yaml")
+	if err := os.WriteFile(cfg, AlertmanagerConfig(raw, o.ReceiverAddr), 0o600); err != nil {
+		return "", fmt.Errorf("write Alertmanager configuration: %w", err)
+	}
+	addr, err := LoopbackAddress(o.AlertmanagerPort)
+	if err != nil {
+		return "", err
+	}
+	p, logFile, err := m.start("alertmanager", dir, o.Alertmanager,
+		"--config.file="+cfg,
+		"--storage.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr,
+		"--cluster.listen-address=", // a single instance: no gossip port
+	)
+	if err != nil {
+		return "", err
+	}
+	m.AlertmanagerURL = "http://" + addr
+	if err := p.WaitHTTP(ctx, m.AlertmanagerURL+"/-/ready", 30*time.Second); err != nil {
+		return "", fmt.Errorf("%w (log %s)", err, logFile)
+	}
+	return addr, nil
+}
+
+func (m *Monitoring) startPrometheus(ctx context.Context, o MonitoringOptions, amAddr string) error {
+	dir, err := freshDir(o.Dir, "prometheus")
+	if err != nil {
+		return err
+	}
+	rules, err := filepath.Abs(o.RulesFile)
+	if err != nil {
+		return fmt.Errorf("locate rules file: %w", err)
+	}
+	if _, err := os.Stat(rules); err != nil {
+		return fmt.Errorf("rules file: %w", err)
+	}
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, PrometheusConfig(o.MetricsAddr, rules, amAddr), 0o600); err != nil {
+		return fmt.Errorf("write Prometheus configuration: %w", err)
+	}
+	addr, err := LoopbackAddress(o.PrometheusPort)
+	if err != nil {
+		return err
+	}
+	p, logFile, err := m.start("prometheus", dir, o.Prometheus,
+		"--config.file="+cfg,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr,
+	)
+	if err != nil {
+		return err
+	}
+	m.PrometheusURL = "http://" + addr
+	if err := p.WaitHTTP(ctx, m.PrometheusURL+"/-/ready", 60*time.Second); err != nil {
+		return fmt.Errorf("%w (log %s)", err, logFile)
+	}
+	return nil
+}
+
+// start runs one binary with its output in dir/<name>.log.
+func (m *Monitoring) start(name, dir, bin string, args ...string) (*Process, string, error) {
+	logFile := filepath.Join(dir, name+".log")
+	f, err := os.Create(logFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("create %s log: %w", name, err)
+	}
+	// The child holds its own descriptor; ours is not needed once it runs.
+	defer func() { _ = f.Close() }()
+	p, err := StartProcess(name, f, bin, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	m.procs = append(m.procs, p)
+	m.Logs = append(m.Logs, logFile)
+	return p, logFile, nil
+}
+
+// Processes are the running processes, in start order.
+func (m *Monitoring) Processes() []*Process { return m.procs }
+
+// Stop ends the processes in reverse start order: Prometheus first, so it sends nothing to a
+// stopped Alertmanager.
+func (m *Monitoring) Stop() error {
+	var errs []error
+	for i := len(m.procs) - 1; i >= 0; i-- {
+		errs = append(errs, m.procs[i].Stop(15*time.Second))
+	}
+	m.procs = nil
+	return errors.Join(errs...)
+}
+
+// freshDir empties and creates parent/name.
+func freshDir(parent, name string) (string, error) {
+	dir := filepath.Join(parent, name)
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("clean %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// PrometheusConfig is the configuration of the local Prometheus: scrape the manager at
+// metricsAddr every 5s as job infrastructure-manager, evaluate rulesFile every 5s, and send
+// alerts to the Alertmanager at amAddr (none when empty).
+func PrometheusConfig(metricsAddr, rulesFile, amAddr string) []byte {
+	alerting := ""
+	if amAddr != "" {
+		alerting = fmt.Sprintf(`alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: [%q]
+`, amAddr)
+	}
+	return fmt.Appendf(nil, `# Generated by cmd/localenv for one local run; edit config/prometheus/rules.yaml instead.
+global:
+  scrape_interval: 5s
+  scrape_timeout: 4s
+  evaluation_interval: 5s
+rule_files:
+  - %q
+%sscrape_configs:
+  - job_name: %s
+    static_configs:
+      - targets: [%q]
+`, rulesFile, alerting, MetricsJob, metricsAddr)
+}
+
+// webhookURL matches the loopback webhook URLs of config/alertmanager/alertmanager.yaml (ports
+// 19093-19095), the ones a deployment replaces.
+var webhookURL = regexp.MustCompile(`http://127\.0\.0\.1:1909[345]/`)
+
+// AlertmanagerConfig returns the Alertmanager configuration with every webhook sent to the
+// receiver at receiverAddr, keeping each URL's path; an empty receiverAddr returns it unchanged.
+// The routing, grouping and inhibition stay as they are.
+func AlertmanagerConfig(raw []byte, receiverAddr string) []byte {
+	if receiverAddr == "" {
+		return raw
+	}
+	return webhookURL.ReplaceAll(raw, []byte("http://"+receiverAddr+"/"))
+}
