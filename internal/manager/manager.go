@@ -34,6 +34,9 @@ type Options struct {
 	// GardenQPS and GardenBurst are the client-side rate limit shared by every Gardener call.
 	GardenQPS   float64
 	GardenBurst int
+	// CircuitThreshold consecutive Gardener failures open the circuit breaker for CircuitCooldown.
+	CircuitThreshold int
+	CircuitCooldown  time.Duration
 	// MetricsAddr serves the metrics; "0" disables them.
 	MetricsAddr string
 	// ProbeAddr serves the health probes; "0" disables them.
@@ -68,6 +71,8 @@ func DefaultOptions() Options {
 		GardenProject:            "kyma",
 		GardenQPS:                20,
 		GardenBurst:              40,
+		CircuitThreshold:         20,
+		CircuitCooldown:          30 * time.Second,
 		MetricsAddr:              ":8080",
 		ProbeAddr:                ":8081",
 		Workers:                  25,
@@ -88,6 +93,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.GardenProject, "gardener-project", o.GardenProject, "Gardener project; shoots live in garden-<project>")
 	fs.Float64Var(&o.GardenQPS, "gardener-qps", o.GardenQPS, "client-side rate limit of all Gardener calls, per second")
 	fs.IntVar(&o.GardenBurst, "gardener-burst", o.GardenBurst, "burst of the Gardener rate limit")
+	fs.IntVar(&o.CircuitThreshold, "gardener-circuit-threshold", o.CircuitThreshold, "consecutive Gardener failures (5xx, no reply) that open the circuit breaker")
+	fs.DurationVar(&o.CircuitCooldown, "gardener-circuit-cooldown", o.CircuitCooldown, "how long an open circuit refuses Gardener calls before one probe")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, for more than one replica")
@@ -185,11 +192,13 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
-// newGardenCluster connects to the Gardener project behind one client-side rate limit, shared by
-// every call of both controllers, and caches the project's shoots for the watches.
+// newGardenCluster connects to the Gardener project behind one client-side rate limit and one
+// circuit breaker, shared by every call of both controllers, counts the calls that reach
+// Gardener, and caches the project's shoots for the watches.
 func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (cluster.Cluster, error) {
 	cfg := rest.CopyConfig(garden)
 	gardener.Instrument(cfg)
+	gardener.NewBreaker(o.CircuitThreshold, o.CircuitCooldown, nil, nil).Wrap(cfg)
 	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.GardenQPS), o.GardenBurst)
 	c, err := cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = scheme

@@ -1,0 +1,89 @@
+package gardener
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// TestBreaker walks the breaker through its states against a server whose answer the test sets.
+func TestBreaker(t *testing.T) {
+	var code atomic.Int32
+	var served atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served.Add(1)
+		w.WriteHeader(int(code.Load()))
+	}))
+	defer srv.Close()
+	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_circuit_state"})
+	b := NewBreaker(3, 30*time.Second, clock, gauge)
+	cfg := &rest.Config{Host: srv.URL}
+	b.Wrap(cfg)
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func() error {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		return err
+	}
+	expect := func(step string, state int) {
+		t.Helper()
+		if b.State() != state || testutil.ToFloat64(gauge) != float64(state) {
+			t.Fatalf("%s: state %d, gauge %v, want %d", step, b.State(), testutil.ToFloat64(gauge), state)
+		}
+	}
+
+	code.Store(http.StatusTooManyRequests)
+	for range 5 {
+		_ = call()
+	}
+	expect("429 is an answer, not an outage", CircuitClosed)
+
+	code.Store(http.StatusServiceUnavailable)
+	_ = call()
+	_ = call()
+	code.Store(http.StatusOK)
+	_ = call()
+	code.Store(http.StatusServiceUnavailable)
+	_ = call()
+	_ = call()
+	expect("a success in between resets the count", CircuitClosed)
+	_ = call()
+	expect("three failures in a row open it", CircuitOpen)
+
+	before := served.Load()
+	err = call()
+	if !errors.Is(err, ErrCircuitOpen) || served.Load() != before {
+		t.Fatalf("an open breaker let a call through (err %v)", err)
+	}
+	if c := retry.Classify(err); c.Class != retry.ClassThrottled || c.RetryAfter != 30*time.Second {
+		t.Errorf("refusal classified as %+v, want Throttled for the 30s cooldown", c)
+	}
+
+	clock.Step(30 * time.Second)
+	_ = call()
+	expect("a failed probe opens it again", CircuitOpen)
+
+	clock.Step(30 * time.Second)
+	code.Store(http.StatusOK)
+	if err := call(); err != nil {
+		t.Fatal(err)
+	}
+	expect("a successful probe closes it", CircuitClosed)
+}
