@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
@@ -104,15 +103,7 @@ func usage(fs *flag.FlagSet, out io.Writer) {
 		fmt.Fprintln(out)
 	})
 	fmt.Fprintln(out, "\nScenarios (--scenario, make run SCENARIO=...):")
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	all, err := scenario.All()
-	if err != nil {
-		fmt.Fprintf(w, "  (cannot read the shipped scenarios: %v)\n", err)
-	}
-	for _, s := range all {
-		fmt.Fprintf(w, "  %s\t%s\n", s.Name, s.Description)
-	}
-	_ = w.Flush()
+	scenario.WriteList(out)
 	fmt.Fprint(out, `
 The samples react to the scenarios by their shoot names: sample-quota-stuck's shoot matches both
 *quota* (quota-exceeded: three failed Creates, then Ready) and *stuck* (stuck: the Create never

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
 )
@@ -43,14 +42,6 @@ func usage(fs *flag.FlagSet, out io.Writer) {
 		fmt.Fprintln(out)
 	})
 	fmt.Fprintln(out, "\nScenarios (--scenario):")
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	all, err := scenario.All()
-	if err != nil {
-		fmt.Fprintf(w, "  (cannot read the shipped scenarios: %v)\n", err)
-	}
-	for _, s := range all {
-		fmt.Fprintf(w, "  %s\t%s\n", s.Name, s.Description)
-	}
-	_ = w.Flush()
+	scenario.WriteList(out)
 	fmt.Fprint(out, adminHelp)
 }

@@ -3,11 +3,13 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -135,4 +137,17 @@ func (s Scenario) WithFaultWindow(after, duration *time.Duration) Scenario {
 		}
 	}
 	return s
+}
+
+// WriteList writes one line per shipped scenario, its name and description, for command help.
+func WriteList(out io.Writer) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	all, err := All()
+	if err != nil {
+		fmt.Fprintf(w, "  (cannot read the shipped scenarios: %v)\n", err)
+	}
+	for _, s := range all {
+		fmt.Fprintf(w, "  %s\t%s\n", s.Name, s.Description)
+	}
+	_ = w.Flush()
 }
