@@ -195,8 +195,12 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 		e.restart(st, e.m.Start, e.activeState(obj), now)
 		return decision{after: advance}
 	}
-	if r := st.Retry; r != nil && r.Step == s.Name && r.Attempt > 0 && r.NextRetryAt != nil && st.State != infrav1.StateFailed {
-		e.count(func(m *Metrics) { m.retries.WithLabelValues(e.m.Name, s.Name).Inc() })
+	if r := st.Retry; r != nil && r.Step == s.Name && r.NextRetryAt != nil {
+		// The run the engine scheduled after a counted failure, or a probe of a Failed object.
+		ctx = context.WithValue(ctx, retryRunKey{}, true)
+		if r.Attempt > 0 && st.State != infrav1.StateFailed {
+			e.count(func(m *Metrics) { m.retries.WithLabelValues(e.m.Name, s.Name).Inc() })
+		}
 	}
 
 	started := e.cfg.clock.Now()
@@ -204,6 +208,17 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 	elapsed := e.cfg.clock.Since(started).Seconds()
 	e.count(func(m *Metrics) { m.stepDuration.WithLabelValues(e.m.Name, s.Name).Observe(elapsed) })
 	return e.apply(obj, st, s, out, now)
+}
+
+type retryRunKey struct{}
+
+// IsRetry reports whether a step runs as the retry the engine scheduled after a failure (or as
+// the probe of a Failed object), rather than for the first time or as a poll of a waiting step.
+// A step that restarts an external process after a failure (Gardener's operation=retry) does so
+// only on such a run, so the restarts follow the step's backoff.
+func IsRetry(ctx context.Context) bool {
+	v, _ := ctx.Value(retryRunKey{}).(bool)
+	return v
 }
 
 // idle reports whether a finished object has nothing to do yet: it is being deleted (its last

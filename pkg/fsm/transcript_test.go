@@ -52,12 +52,15 @@ type harness struct {
 func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
 	h := &harness{t: t, clock: clocktesting.NewFakeClock(start), script: script, maxStep: 24 * time.Hour, actions: map[int]func(*infrav1.Runtime){}}
 	step := func(name string, success fsm.Outcome) fsm.StepFunc[*infrav1.Runtime] {
-		return func(_ context.Context, _ *infrav1.Runtime) fsm.Outcome {
+		return func(ctx context.Context, _ *infrav1.Runtime) fsm.Outcome {
 			out := success
 			if s := h.script[name]; len(s) > 0 {
 				out, h.script[name] = s[0], s[1:]
 			}
 			h.ran = name + " -> " + out.String()
+			if fsm.IsRetry(ctx) {
+				h.ran = name + " (retry) -> " + out.String()
+			}
 			return out
 		}
 	}

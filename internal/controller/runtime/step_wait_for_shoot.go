@@ -41,7 +41,7 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 		return fsm.Fail(obs.Err)
 	case shoot.Annotations[v1beta1constants.GardenerOperation] == v1beta1constants.ShootOperationRetry:
 		return fsm.Wait(s.Poll, "Gardener has not yet picked up the retry of the failed operation")
-	case !isRetryRun(rt, StepWaitForShoot):
+	case !fsm.IsRetry(ctx):
 		// First sight of this failure: the engine counts it and decides when to retry.
 		return fsm.Fail(obs.Err)
 	}
@@ -54,11 +54,4 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 		return fsm.Fail(fmt.Errorf("request retry of shoot %s: %w", shoot.Name, err))
 	}
 	return fsm.Wait(s.Poll, "Gardener retries the failed operation")
-}
-
-// isRetryRun reports whether this run of the step is the retry the engine scheduled after a
-// failure it counted (rather than a poll while waiting, which has no next retry time).
-func isRetryRun(rt *infrav1.Runtime, step string) bool {
-	r := rt.Status.Retry
-	return r != nil && r.Step == step && r.NextRetryAt != nil
 }
