@@ -150,8 +150,11 @@ type APIServer struct {
 	// +optional
 	OidcConfig OIDCConfig `json:"oidcConfig,omitempty"`
 
-	// AdditionalOidcConfig lists further OIDC providers.
+	// AdditionalOidcConfig lists further OIDC providers. The manager registers each one in the
+	// runtime cluster as an OpenIDConnect resource of Gardener's shoot-oidc-service extension,
+	// named kyma-oidc-<index>, so each needs a client ID and an issuer URL.
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(c, has(c.clientID) && size(c.clientID) > 0 && has(c.issuerURL))",message="every spec.shoot.kubernetes.kubeAPIServer.additionalOidcConfig entry needs clientID and issuerURL"
 	// +optional
 	AdditionalOidcConfig *[]OIDCConfig `json:"additionalOidcConfig,omitempty"`
 
@@ -204,7 +207,7 @@ type OIDCConfig struct {
 
 	// SigningAlgs are the accepted signing algorithms.
 	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:items:MaxLength=16
+	// +kubebuilder:validation:items:Enum=RS256;RS384;RS512;ES256;ES384;ES512;PS256;PS384;PS512
 	// +optional
 	SigningAlgs []string `json:"signingAlgs,omitempty"`
 
