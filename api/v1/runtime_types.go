@@ -158,7 +158,8 @@ type APIServer struct {
 	// +optional
 	AdditionalOidcConfig *[]OIDCConfig `json:"additionalOidcConfig,omitempty"`
 
-	// ACL restricts which networks reach the shoot's API server.
+	// ACL restricts which networks reach the shoot's API server, through Gardener's acl
+	// extension.
 	// +optional
 	ACL *ACL `json:"acl,omitempty"`
 }
@@ -418,11 +419,13 @@ type NetworkingSecurity struct {
 
 // Filter switches the runtime's traffic filters.
 type Filter struct {
-	// Ingress filter.
+	// Ingress filter: blackholing in Gardener's shoot-networking-filter extension, so incoming
+	// traffic from blocked networks is dropped too. It takes effect while the egress filter is
+	// enabled.
 	// +optional
 	Ingress *Ingress `json:"ingress,omitempty"`
 
-	// Egress filter.
+	// Egress filter: Gardener's shoot-networking-filter extension.
 	Egress Egress `json:"egress"`
 }
 

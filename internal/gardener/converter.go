@@ -1,6 +1,7 @@
 package gardener
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -25,8 +27,15 @@ const (
 	// LabelSeedRegion is the Seed label that spec.seedSelector matches when a Runtime enforces
 	// its seed location.
 	LabelSeedRegion = "seed.gardener.cloud/region"
-	// ExtensionNetworkingFilter is the Gardener extension that implements the egress filter.
+	// ExtensionNetworkingFilter is the Gardener extension that implements the egress filter and,
+	// by blackholing, the ingress filter.
 	ExtensionNetworkingFilter = "shoot-networking-filter"
+	// ExtensionOIDCService is the Gardener extension that serves OpenIDConnect resources in the
+	// shoot, through which the additional OIDC providers are registered.
+	ExtensionOIDCService = "shoot-oidc-service"
+	// ExtensionACL is the Gardener extension that restricts which networks reach the shoot's
+	// API server.
+	ExtensionACL = "acl"
 	// DefaultNetworkingType is the network plugin used when the Runtime names none.
 	DefaultNetworkingType = "calico"
 )
@@ -106,10 +115,9 @@ type ConvertOptions struct {
 // An unknown provider type, a nil Runtime, an empty shoot name or an empty opts.Namespace give a
 // terminal error (retry.Terminal): no retry can fix them.
 //
-// Deliberately not converted: spec.shoot.kubernetes.kubeAPIServer.acl (Gardener v1.110 has no
-// kube-apiserver field for it; upstream uses a separate ACL extension), additionalOidcConfig
-// (v1.110's oidcConfig holds one provider; more need structured authentication from a
-// ConfigMap), and the ingress filter.
+// The additional OIDC providers are not part of the Shoot: the shoot-oidc-service extension the
+// Shoot enables serves them as OpenIDConnect resources inside the runtime cluster, which
+// OpenIDConnects builds.
 func ShootFromRuntime(rt *infrav1.Runtime, opts ConvertOptions) (*gardencorev1beta1.Shoot, error) {
 	if rt == nil {
 		return nil, retry.Terminal(ReasonInvalidRuntime, fmt.Errorf("convert runtime: %w", ErrInvalidRuntime))
@@ -187,7 +195,7 @@ func shootSpec(rt *infrav1.Runtime, prov provider, opts ConvertOptions) gardenco
 				MachineImageVersion: ptr.To(false),
 			},
 		},
-		Extensions: []gardencorev1beta1.Extension{egressFilter(rt.Spec.Security.Networking.Filter.Egress)},
+		Extensions: extensions(rt),
 	}
 	if s.Purpose != "" {
 		spec.Purpose = ptr.To(gardencorev1beta1.ShootPurpose(s.Purpose))
@@ -343,15 +351,82 @@ func seedSelector(in infrav1.RuntimeShoot) *gardencorev1beta1.SeedSelector {
 	}
 }
 
-// egressFilter switches the shoot-networking-filter extension: always listed, disabled unless
+// extensions lists the Gardener extensions the Shoot configures: always the networking filter
+// and the OIDC service, and the ACL when the Runtime restricts API server access. An extension
+// the manager stops listing is removed by the next server-side apply, as it owns the entry.
+func extensions(rt *infrav1.Runtime) []gardencorev1beta1.Extension {
+	out := []gardencorev1beta1.Extension{
+		networkingFilter(rt.Spec.Security.Networking.Filter),
+		{Type: ExtensionOIDCService, Disabled: ptr.To(false)},
+	}
+	if acl := rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL; acl != nil {
+		out = append(out, aclExtension(acl))
+	}
+	return out
+}
+
+// networkingFilter switches the shoot-networking-filter extension: always listed, disabled unless
 // the Runtime enables the egress filter. Listing it either way makes the manager own the switch
 // under server-side apply, so turning the filter off is an explicit Disabled=true rather than a
-// field that disappears. The extension's own providerConfig is left to its defaults.
-func egressFilter(in infrav1.Egress) gardencorev1beta1.Extension {
+// field that disappears. The ingress filter is the extension's blackholing, also always set
+// explicitly so that the extension's landscape-wide default never decides it; it takes effect
+// only while the filter is enabled.
+func networkingFilter(in infrav1.Filter) gardencorev1beta1.Extension {
+	ingress := in.Ingress != nil && in.Ingress.Enabled
 	return gardencorev1beta1.Extension{
 		Type:     ExtensionNetworkingFilter,
-		Disabled: ptr.To(!in.Enabled),
+		Disabled: ptr.To(!in.Egress.Enabled),
+		ProviderConfig: rawJSON(networkingFilterConfig{
+			APIVersion:   "shoot-networking-filter.extensions.config.gardener.cloud/v1alpha1",
+			Kind:         "Configuration",
+			EgressFilter: egressFilterConfig{BlackholingEnabled: ingress},
+		}),
 	}
+}
+
+// networkingFilterConfig is the part of the networking filter's providerConfig the manager sets.
+type networkingFilterConfig struct {
+	APIVersion   string             `json:"apiVersion"`
+	Kind         string             `json:"kind"`
+	EgressFilter egressFilterConfig `json:"egressFilter"`
+}
+
+type egressFilterConfig struct {
+	BlackholingEnabled bool `json:"blackholingEnabled"`
+}
+
+// aclExtension allows only the Runtime's networks to reach the API server: the ACL extension
+// takes one ALLOW rule on the client's address.
+func aclExtension(in *infrav1.ACL) gardencorev1beta1.Extension {
+	return gardencorev1beta1.Extension{
+		Type: ExtensionACL,
+		ProviderConfig: rawJSON(aclConfig{Rule: aclRule{
+			Action: "ALLOW",
+			Type:   "remote_ip",
+			CIDRs:  slices.Clone(in.AllowedCIDRs),
+		}}),
+	}
+}
+
+// aclConfig is the ACL extension's providerConfig.
+type aclConfig struct {
+	Rule aclRule `json:"rule"`
+}
+
+type aclRule struct {
+	Action string   `json:"action"`
+	Type   string   `json:"type"`
+	CIDRs  []string `json:"cidrs"`
+}
+
+// rawJSON encodes a providerConfig. The types passed in hold only strings, booleans and string
+// slices, which always encode.
+func rawJSON(v any) *runtime.RawExtension {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("encode providerConfig %T: %v", v, err))
+	}
+	return &runtime.RawExtension{Raw: data}
 }
 
 // clone returns a pointer to a copy of *p, or nil.

@@ -163,8 +163,11 @@ func TestShootFromRuntimeFixtures(t *testing.T) {
 				map[string]string{LabelSeedRegion: tt.region})
 			expectDeepEqual(t, "maintenance.autoUpdate", spec.Maintenance.AutoUpdate,
 				&gardencorev1beta1.MaintenanceAutoUpdate{KubernetesVersion: false, MachineImageVersion: ptr.To(false)})
-			expectDeepEqual(t, "extensions", spec.Extensions,
-				[]gardencorev1beta1.Extension{{Type: ExtensionNetworkingFilter, Disabled: ptr.To(true)}})
+			// Every fixture disables the egress filter, enables the ingress filter and sets no ACL.
+			expectDeepEqual(t, "extensions", spec.Extensions, []gardencorev1beta1.Extension{
+				{Type: ExtensionNetworkingFilter, Disabled: ptr.To(true), ProviderConfig: &runtime.RawExtension{Raw: []byte(blackholingOn)}},
+				{Type: ExtensionOIDCService, Disabled: ptr.To(false)},
+			})
 
 			encoded, err := json.Marshal(shoot)
 			if err != nil {
@@ -382,8 +385,58 @@ func TestShootFromRuntime(t *testing.T) {
 			name:   "enabled egress filter is not disabled",
 			mutate: func(rt *infrav1.Runtime) { rt.Spec.Security.Networking.Filter.Egress.Enabled = true },
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
-				expectDeepEqual(t, "extensions", shoot.Spec.Extensions,
-					[]gardencorev1beta1.Extension{{Type: ExtensionNetworkingFilter, Disabled: ptr.To(false)}})
+				expectDeepEqual(t, "extensions", shoot.Spec.Extensions, []gardencorev1beta1.Extension{
+					{Type: ExtensionNetworkingFilter, Disabled: ptr.To(false), ProviderConfig: &runtime.RawExtension{Raw: []byte(blackholingOff)}},
+					{Type: ExtensionOIDCService, Disabled: ptr.To(false)},
+				})
+			},
+		},
+		{
+			name: "enabled ingress filter turns blackholing on",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Security.Networking.Filter = infrav1.Filter{Egress: infrav1.Egress{Enabled: true}, Ingress: &infrav1.Ingress{Enabled: true}}
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				filter := extension(t, shoot, ExtensionNetworkingFilter)
+				expectPtr(t, "networking filter disabled", filter.Disabled, false)
+				expectRaw(t, "networking filter providerConfig", filter.ProviderConfig, blackholingOn)
+			},
+		},
+		{
+			name: "disabled ingress filter turns blackholing off explicitly",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Security.Networking.Filter.Ingress = &infrav1.Ingress{Enabled: false}
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				expectRaw(t, "networking filter providerConfig", extension(t, shoot, ExtensionNetworkingFilter).ProviderConfig, blackholingOff)
+			},
+		},
+		{
+			name: "ACL becomes the acl extension with one ALLOW rule",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = &infrav1.ACL{AllowedCIDRs: []string{"10.0.0.0/8", "192.168.1.0/24"}}
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				acl := extension(t, shoot, ExtensionACL)
+				expectNil(t, "acl disabled", acl.Disabled)
+				expectRaw(t, "acl providerConfig", acl.ProviderConfig,
+					`{"rule":{"action":"ALLOW","type":"remote_ip","cidrs":["10.0.0.0/8","192.168.1.0/24"]}}`)
+				if len(shoot.Spec.Extensions) != 3 {
+					t.Errorf("extensions = %d, want 3 (filter, OIDC service, ACL)", len(shoot.Spec.Extensions))
+				}
+			},
+		},
+		{
+			name: "no ACL leaves the acl extension out",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = nil
+			},
+			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+				for _, e := range shoot.Spec.Extensions {
+					if e.Type == ExtensionACL {
+						t.Errorf("extensions list %s, want it left out", ExtensionACL)
+					}
+				}
 			},
 		},
 		{
@@ -601,6 +654,24 @@ func baseRuntime() *infrav1.Runtime {
 			},
 		},
 	}
+}
+
+// The networking filter's providerConfig with blackholing (the ingress filter) on and off.
+const (
+	blackholingOn  = `{"apiVersion":"shoot-networking-filter.extensions.config.gardener.cloud/v1alpha1","kind":"Configuration","egressFilter":{"blackholingEnabled":true}}`
+	blackholingOff = `{"apiVersion":"shoot-networking-filter.extensions.config.gardener.cloud/v1alpha1","kind":"Configuration","egressFilter":{"blackholingEnabled":false}}`
+)
+
+// extension returns the shoot's extension of the given type, failing the test when it is absent.
+func extension(t *testing.T, shoot *gardencorev1beta1.Shoot, typ string) gardencorev1beta1.Extension {
+	t.Helper()
+	for _, e := range shoot.Spec.Extensions {
+		if e.Type == typ {
+			return e
+		}
+	}
+	t.Fatalf("shoot lists no %s extension; it lists %v", typ, shoot.Spec.Extensions)
+	return gardencorev1beta1.Extension{}
 }
 
 // fullOIDC sets every OIDC field.

@@ -2,21 +2,17 @@ package gardensim
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/runtime-ops/infrastructure-manager/config/gardensim/crd"
 )
@@ -32,7 +28,7 @@ func newGardenEnv(o options) (*envtest.Environment, error) {
 			return nil, fmt.Errorf("find %s in assets directory %q (set KUBEBUILDER_ASSETS): %w", bin, o.assets, err)
 		}
 	}
-	crds, err := readCRDs()
+	crds, err := crd.Read(crd.FS)
 	if err != nil {
 		return nil, err
 	}
@@ -50,27 +46,6 @@ func newGardenEnv(o options) (*envtest.Environment, error) {
 		Err:  o.processOutput,
 	}
 	return env, nil
-}
-
-// readCRDs parses the embedded CRD manifests.
-func readCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	files, err := fs.Glob(crd.FS, "*.yaml")
-	if err != nil || len(files) == 0 {
-		return nil, errors.Join(errors.New("no embedded CRDs"), err)
-	}
-	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(files))
-	for _, f := range files {
-		data, err := fs.ReadFile(crd.FS, f)
-		if err != nil {
-			return nil, fmt.Errorf("read CRD %s: %w", f, err)
-		}
-		c := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(data, c); err != nil {
-			return nil, fmt.Errorf("parse CRD %s: %w", f, err)
-		}
-		crds = append(crds, c)
-	}
-	return crds, nil
 }
 
 // createProjects creates the project namespaces, labelled as Gardener

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,12 +13,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
@@ -197,20 +200,75 @@ func assertShootMatches(t *testing.T, rt *infrav1.Runtime, shoot *gardencorev1be
 			t.Errorf("shoot %s: got %v, want %v", c.field, c.got, c.want)
 		}
 	}
+	extensions := map[string]gardencorev1beta1.Extension{}
+	for _, e := range shoot.Spec.Extensions {
+		extensions[e.Type] = e
+	}
+	if oidc, ok := extensions[gardener.ExtensionOIDCService]; !ok || ptr.Deref(oidc.Disabled, false) {
+		t.Errorf("shoot extensions: %s is not enabled: %+v", gardener.ExtensionOIDCService, shoot.Spec.Extensions)
+	}
+	filter := extensions[gardener.ExtensionNetworkingFilter]
+	if got, want := ptr.Deref(filter.Disabled, false), !rt.Spec.Security.Networking.Filter.Egress.Enabled; got != want {
+		t.Errorf("shoot extension %s: disabled %v, want %v", gardener.ExtensionNetworkingFilter, got, want)
+	}
+	wantBlackholing := fmt.Sprintf(`"blackholingEnabled":%t`, rt.Spec.Security.Networking.Filter.Ingress != nil && rt.Spec.Security.Networking.Filter.Ingress.Enabled)
+	if filter.ProviderConfig == nil || !strings.Contains(string(filter.ProviderConfig.Raw), wantBlackholing) {
+		t.Errorf("shoot extension %s: providerConfig %v, want it to hold %s", gardener.ExtensionNetworkingFilter, filter.ProviderConfig, wantBlackholing)
+	}
+}
+
+// assertOpenIDConnects finds one OpenIDConnect per additional OIDC provider of rt in the runtime
+// cluster, named after its position, with the provider's settings, and no other managed ones.
+func assertOpenIDConnects(t *testing.T, c client.Client, rt *infrav1.Runtime) {
+	t.Helper()
+	var want []infrav1.OIDCConfig
+	if extra := rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig; extra != nil {
+		want = *extra
+	}
+	have := &unstructured.UnstructuredList{}
+	have.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind("OpenIDConnectList"))
+	if err := c.List(t.Context(), have, client.MatchingLabels{runtimectrl.LabelManagedBy: runtimectrl.FieldOwner}); err != nil {
+		t.Fatalf("list OpenIDConnects: %v", err)
+	}
+	if len(have.Items) != len(want) {
+		t.Errorf("managed OpenIDConnects: got %d, want %d", len(have.Items), len(want))
+	}
+	for i, cfg := range want {
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(gardener.OpenIDConnectGVK)
+		name := gardener.OpenIDConnectName(i)
+		if err := c.Get(t.Context(), client.ObjectKey{Name: name}, o); err != nil {
+			t.Errorf("OpenIDConnect %s: %v", name, err)
+			continue
+		}
+		for field, want := range map[string]*string{
+			"issuerURL":      cfg.IssuerURL,
+			"clientID":       cfg.ClientID,
+			"usernameClaim":  cfg.UsernameClaim,
+			"usernamePrefix": cfg.UsernamePrefix,
+			"groupsClaim":    cfg.GroupsClaim,
+		} {
+			if want == nil {
+				continue
+			}
+			if got, _, _ := unstructured.NestedString(o.Object, "spec", field); got != *want {
+				t.Errorf("OpenIDConnect %s spec.%s: got %q, want %q", name, field, got, *want)
+			}
+		}
+		if len(cfg.SigningAlgs) > 0 {
+			got, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "supportedSigningAlgs")
+			if fmt.Sprint(got) != fmt.Sprint(cfg.SigningAlgs) {
+				t.Errorf("OpenIDConnect %s spec.supportedSigningAlgs: got %v, want %v", name, got, cfg.SigningAlgs)
+			}
+		}
+	}
 }
 
 // assertRuntimeCluster reaches the shoot's cluster with the stored kubeconfig and finds
-// kyma-system and one administrator binding per administrator.
+// kyma-system, the additional OIDC providers and one administrator binding per administrator.
 func assertRuntimeCluster(t *testing.T, rt *infrav1.Runtime) {
 	t.Helper()
-	secret := &corev1.Secret{}
-	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]}, secret); err != nil {
-		t.Fatal(err)
-	}
-	c, err := runtimectrl.KubeconfigClient(t.Context(), secret.Data[runtimectrl.KubeconfigKey])
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := runtimeClient(t, rt)
 	if err := c.Get(t.Context(), client.ObjectKey{Name: runtimectrl.KymaNamespace}, &corev1.Namespace{}); err != nil {
 		t.Errorf("kyma-system in the runtime cluster: %v", err)
 	}
@@ -218,6 +276,7 @@ func assertRuntimeCluster(t *testing.T, rt *infrav1.Runtime) {
 	if err := c.List(t.Context(), bindings, client.MatchingLabels{runtimectrl.LabelManagedBy: runtimectrl.FieldOwner}); err != nil {
 		t.Fatal(err)
 	}
+	assertOpenIDConnects(t, c, rt)
 	if len(bindings.Items) != len(rt.Spec.Security.Administrators) {
 		t.Errorf("administrator bindings: got %d, want %d", len(bindings.Items), len(rt.Spec.Security.Administrators))
 	}

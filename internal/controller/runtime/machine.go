@@ -35,6 +35,7 @@ const (
 	StepWaitForShoot          = "WaitForShoot"
 	StepEnsureGardenerCluster = "EnsureGardenerCluster"
 	StepWaitForKubeconfig     = "WaitForKubeconfig"
+	StepConfigureOIDC         = "ConfigureOIDC"
 	StepConfigureCluster      = "ConfigureCluster"
 	StepDeleteGardenerCluster = "DeleteGardenerCluster"
 	StepDeleteShoot           = "DeleteShoot"
@@ -90,7 +91,8 @@ func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
 			{Name: StepApplyShoot, Run: s.applyShoot, Next: []string{StepWaitForShoot}},
 			{Name: StepWaitForShoot, Run: s.waitForShoot, Next: []string{StepEnsureGardenerCluster}, Deadline: cfg.ShootCreateDeadline},
 			{Name: StepEnsureGardenerCluster, Run: s.ensureGardenerCluster, Next: []string{StepWaitForKubeconfig}},
-			{Name: StepWaitForKubeconfig, Run: s.waitForKubeconfig, Next: []string{StepConfigureCluster}, Deadline: cfg.KubeconfigDeadline},
+			{Name: StepWaitForKubeconfig, Run: s.waitForKubeconfig, Next: []string{StepConfigureOIDC}, Deadline: cfg.KubeconfigDeadline},
+			{Name: StepConfigureOIDC, Run: s.configureOIDC, Next: []string{StepConfigureCluster}},
 			{Name: StepConfigureCluster, Run: s.configureCluster},
 			{Name: StepDeleteGardenerCluster, Run: s.deleteGardenerCluster, Next: []string{StepDeleteShoot}},
 			{Name: StepDeleteShoot, Run: s.deleteShoot, Next: []string{StepWaitForShootDeletion, StepRemoveFinalizer}},

@@ -21,13 +21,9 @@ const KymaNamespace = "kyma-system"
 // cluster-admin binding per administrator. Bindings the controller manages but the spec no
 // longer lists are removed; bindings anyone else made are left alone.
 func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
-	secret := &corev1.Secret{}
-	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret); err != nil {
-		return fsm.Fail(fmt.Errorf("get kubeconfig secret: %w", err))
-	}
-	c, err := s.RuntimeClient(ctx, secret.Data[KubeconfigKey])
+	c, err := s.runtimeCluster(ctx, rt)
 	if err != nil {
-		return fsm.Fail(fmt.Errorf("connect to runtime cluster: %w", err))
+		return fsm.Fail(err)
 	}
 	ns := &corev1.Namespace{}
 	ns.Name = KymaNamespace

@@ -25,5 +25,5 @@ func (s steps) waitForKubeconfig(ctx context.Context, rt *infrav1.Runtime) fsm.O
 		return fsm.Wait(s.Poll, "the kubeconfig Secret "+kubeconfigSecretName(rt)+" is empty")
 	}
 	setCondition(rt, infrav1.ConditionKubeconfigReady, true, "KubeconfigStored", "Secret "+secret.Name+" holds the admin kubeconfig")
-	return fsm.Next(StepConfigureCluster)
+	return fsm.Next(StepConfigureOIDC)
 }

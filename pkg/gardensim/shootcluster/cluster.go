@@ -6,9 +6,13 @@ import (
 	"net/url"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/runtime-ops/infrastructure-manager/config/gardensim/crd"
+	shootcrd "github.com/runtime-ops/infrastructure-manager/config/gardensim/crd/shoot"
 )
 
 // adminGroups are the groups of the admin credentials, as in Gardener's
@@ -34,7 +38,8 @@ func newCluster(name, prefix string) *cluster {
 	return &cluster{name: name, prefix: prefix, done: make(chan struct{})}
 }
 
-// start runs the kube-apiserver and waits until it is healthy.
+// start runs the kube-apiserver, waits until it is healthy and installs the
+// shoot CRDs, as Gardener's globally enabled extensions would.
 func (c *cluster) start(binary string, etcd *url.URL, timeout time.Duration, out io.Writer) {
 	defer close(c.done)
 	began := time.Now()
@@ -58,9 +63,41 @@ func (c *cluster) start(binary string, etcd *url.URL, timeout time.Duration, out
 		c.err = fmt.Errorf("start kube-apiserver for %s: %w", c.name, err)
 		return
 	}
+	host := srv.SecureServing.URL("https", "").String()
+	if err := installShootCRDs(host, srv.CA, authn, timeout); err != nil {
+		_ = srv.Stop()
+		c.err = fmt.Errorf("install shoot CRDs into kube-apiserver of %s: %w", c.name, err)
+		return
+	}
 	c.server, c.authn = srv, authn
-	c.url = srv.SecureServing.URL("https", "").String()
+	c.url = host
 	c.startedIn = time.Since(began)
+}
+
+// installShootCRDs installs the embedded shoot CRDs into the kube-apiserver
+// at host, trusting serverCA, with an admin certificate of authn, and waits
+// up to timeout until they are served.
+func installShootCRDs(host string, serverCA []byte, authn *certAuthn, timeout time.Duration) error {
+	crds, err := crd.Read(shootcrd.FS)
+	if err != nil {
+		return err
+	}
+	kp, err := authn.ca.IssueClient("gardensim-installer", adminGroups, time.Hour)
+	if err != nil {
+		return fmt.Errorf("issue installer certificate: %w", err)
+	}
+	cfg := &rest.Config{
+		Host: host,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData:   serverCA,
+			CertData: kp.CertPEM,
+			KeyData:  kp.KeyPEM,
+		},
+	}
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: crds, MaxTime: timeout}); err != nil {
+		return fmt.Errorf("create CRDs: %w", err)
+	}
+	return nil
 }
 
 // stop ends the kube-apiserver once its start attempt is over.

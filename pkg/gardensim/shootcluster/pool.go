@@ -47,7 +47,8 @@ type Pool struct {
 type Info struct {
 	// URL is the API server's address.
 	URL string
-	// StartedIn is how long the API server took to become healthy.
+	// StartedIn is how long the API server took to become healthy and serve the
+	// shoot CRDs.
 	StartedIn time.Duration
 }
 

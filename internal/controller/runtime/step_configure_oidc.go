@@ -1,0 +1,72 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// ReasonOIDCServiceUnavailable is the retry reason while a runtime cluster does not serve the
+// OpenIDConnect API that the shoot-oidc-service extension installs.
+const ReasonOIDCServiceUnavailable = "OIDCServiceUnavailable"
+
+// configureOIDC registers the Runtime's additional OIDC providers with the runtime cluster's API
+// server, as OpenIDConnect resources of the shoot-oidc-service extension that the shoot enables.
+// It applies one resource per provider and deletes the ones it applied before that the spec no
+// longer lists; OpenIDConnects anyone else created are left alone.
+func (s steps) configureOIDC(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
+	c, err := s.runtimeCluster(ctx, rt)
+	if err != nil {
+		return fsm.Fail(err)
+	}
+	if err := reconcileOpenIDConnects(ctx, c, gardener.OpenIDConnects(rt)); err != nil {
+		return fsm.Fail(err)
+	}
+	return fsm.Next(StepConfigureCluster)
+}
+
+// reconcileOpenIDConnects makes the managed OpenIDConnects match want.
+func reconcileOpenIDConnects(ctx context.Context, c client.Client, want []*unstructured.Unstructured) error {
+	have := &unstructured.UnstructuredList{}
+	have.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind(gardener.OpenIDConnectGVK.Kind + "List"))
+	err := c.List(ctx, have, client.MatchingLabels{LabelManagedBy: FieldOwner})
+	switch {
+	case meta.IsNoMatchError(err) && len(want) == 0:
+		// Without the extension's API there is nothing this manager could have created.
+		return nil
+	case meta.IsNoMatchError(err):
+		// The extension installs its API while Gardener reconciles the shoot; until then the
+		// step retries under its policy, and fails the runtime when that runs out.
+		return retry.Transient(ReasonOIDCServiceUnavailable,
+			fmt.Errorf("the runtime cluster does not serve %s, which the %s extension provides: %w",
+				gardener.OpenIDConnectGVK.GroupKind(), gardener.ExtensionOIDCService, err))
+	case err != nil:
+		return fmt.Errorf("list OpenIDConnects: %w", err)
+	}
+	keep := make(map[string]bool, len(want))
+	for _, o := range want {
+		o.SetLabels(map[string]string{LabelManagedBy: FieldOwner})
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply OpenIDConnect %s: %w", o.GetName(), err)
+		}
+		keep[o.GetName()] = true
+	}
+	for i := range have.Items {
+		o := &have.Items[i]
+		if keep[o.GetName()] {
+			continue
+		}
+		if err := client.IgnoreNotFound(c.Delete(ctx, o)); err != nil {
+			return fmt.Errorf("delete OpenIDConnect %s: %w", o.GetName(), err)
+		}
+	}
+	return nil
+}
