@@ -13,8 +13,8 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 )
 
-// startProgress watches the Runtimes of the runtime namespace through an informer and prints a
-// line whenever what the tracker shows of one changes.
+// startProgress watches the Runtimes and GardenerClusters of the runtime namespace through
+// informers and prints a line whenever what the tracker shows of one changes.
 func (e *env) startProgress(ctx context.Context, cp *localenv.ControlPlane, tracker *localenv.Tracker) error {
 	c, err := cache.New(cp.Config, cache.Options{
 		Scheme:            cp.Client.Scheme(),
@@ -43,6 +43,22 @@ func (e *env) startProgress(ctx context.Context, cp *localenv.ControlPlane, trac
 				e.print(tracker.Forget(rt.Namespace, rt.Name, time.Now()))
 			}
 		},
+	})
+	if err != nil {
+		return fmt.Errorf("progress handler: %w", err)
+	}
+	gcInf, err := c.GetInformer(ctx, &infrav1.GardenerCluster{})
+	if err != nil {
+		return fmt.Errorf("progress informer: %w", err)
+	}
+	observeCluster := func(obj any) {
+		if gc, ok := obj.(*infrav1.GardenerCluster); ok {
+			e.print(tracker.ObserveKubeconfig(gc, time.Now()))
+		}
+	}
+	_, err = gcInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    observeCluster,
+		UpdateFunc: func(_, obj any) { observeCluster(obj) },
 	})
 	if err != nil {
 		return fmt.Errorf("progress handler: %w", err)

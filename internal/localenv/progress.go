@@ -76,8 +76,7 @@ func RowOf(rt *infrav1.Runtime) Row {
 func message(rt *infrav1.Runtime) string {
 	var main, shoot string
 	if rr := rt.Status.Retry; rr != nil {
-		// Messages often begin with the reason; the line shows it once.
-		main = joinNonEmpty(": ", rr.Class+"/"+rr.Reason, strings.TrimPrefix(rr.Message, rr.Reason+": "))
+		main = retryMessage(rr)
 	} else if c := meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionReady); c != nil {
 		main = joinNonEmpty(": ", c.Reason, c.Message)
 	}
@@ -98,6 +97,35 @@ func message(rt *infrav1.Runtime) string {
 		return joinNonEmpty("; ", shorten(main, maxMessage-shootReserve), shoot)
 	}
 	return shorten(main, maxMessage)
+}
+
+// retryMessage is the REASON/MESSAGE column of a failing step.
+func retryMessage(rr *infrav1.RetryStatus) string {
+	// Messages often begin with the reason; the line shows it once.
+	return joinNonEmpty(": ", rr.Class+"/"+rr.Reason, strings.TrimPrefix(rr.Message, rr.Reason+": "))
+}
+
+// KubeconfigPrefix starts the NAME column of a GardenerCluster's row, so that the kubeconfig work
+// of a runtime stands apart from the runtime's own row.
+const KubeconfigPrefix = "kubeconfig/"
+
+// KubeconfigRowOf derives the row of a GardenerCluster, the manager's work on a runtime's admin
+// kubeconfig, from its status alone.
+func KubeconfigRowOf(gc *infrav1.GardenerCluster) Row {
+	r := Row{Name: KubeconfigPrefix + gc.Name, State: orDash(string(gc.Status.State)), Step: "-"}
+	if s := gc.Status.Step; s != nil {
+		r.Step = orDash(s.Name)
+	}
+	if rr := gc.Status.Retry; rr != nil {
+		r.Attempt, r.Limit = rr.Attempt, rr.Limit
+		if rr.NextRetryAt != nil {
+			r.NextRetry = rr.NextRetryAt.Time
+		}
+		r.Message = shorten(retryMessage(rr), maxMessage)
+	} else if c := meta.FindStatusCondition(gc.Status.Conditions, infrav1.ConditionReady); c != nil {
+		r.Message = shorten(joinNonEmpty(": ", c.Reason, c.Message), maxMessage)
+	}
+	return r
 }
 
 // Equal reports whether two rows show the same thing.
@@ -140,6 +168,7 @@ func nextRetry(at, now time.Time) string {
 type Tracker struct {
 	mu       sync.Mutex
 	rows     map[string]Row
+	failing  map[string]Row // GardenerClusters shown because their step fails
 	applied  map[string]time.Time
 	ready    map[string]time.Duration
 	allReady bool
@@ -147,7 +176,7 @@ type Tracker struct {
 
 // NewTracker returns a tracker that has seen nothing.
 func NewTracker() *Tracker {
-	return &Tracker{rows: map[string]Row{}, applied: map[string]time.Time{}, ready: map[string]time.Duration{}}
+	return &Tracker{rows: map[string]Row{}, failing: map[string]Row{}, applied: map[string]time.Time{}, ready: map[string]time.Duration{}}
 }
 
 // Applied records when the Runtime namespace/name was applied. Call it before creating the
@@ -179,6 +208,31 @@ func (t *Tracker) Observe(rt *infrav1.Runtime, now time.Time) []string {
 		}
 	}
 	return append([]string{shown.Format(now)}, t.summary()...)
+}
+
+// ObserveKubeconfig returns the lines to print for a GardenerCluster as seen at now. Its work is
+// routine and shown only while its step fails, one line per change, and once more when the
+// failure is over; so a retried kubeconfig request is as visible as a retried runtime step. The
+// rows do not count towards "all runtimes are Ready".
+func (t *Tracker) ObserveKubeconfig(gc *infrav1.GardenerCluster, now time.Time) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	key := gc.Namespace + "/" + gc.Name
+	row := KubeconfigRowOf(gc)
+	last, shown := t.failing[key]
+	switch {
+	case gc.Status.Retry != nil && shown && last.Equal(row):
+		return nil
+	case gc.Status.Retry != nil:
+		t.failing[key] = row
+		return []string{row.Format(now)}
+	case shown:
+		// The retry record is gone: the step succeeded at last, or ran out of attempts.
+		delete(t.failing, key)
+		return []string{row.Format(now)}
+	default:
+		return nil
+	}
 }
 
 // Forget drops a deleted Runtime and returns its last line.

@@ -276,3 +276,40 @@ func TestTracker(t *testing.T) {
 		})
 	}
 }
+
+// clusterIn returns a GardenerCluster named name in kcp-system with the engine status st.
+func clusterIn(name string, st infrav1.EngineStatus) *infrav1.GardenerCluster {
+	gc := &infrav1.GardenerCluster{}
+	gc.Name, gc.Namespace = name, "kcp-system"
+	gc.Status.EngineStatus = st
+	return gc
+}
+
+func TestTrackerShowsKubeconfigWorkOnlyWhileItFails(t *testing.T) {
+	t.Parallel()
+	tr := NewTracker()
+	tr.Applied("kcp-system", "a", t0)
+	steps := []struct {
+		gc   *infrav1.GardenerCluster
+		want string // a substring of the one expected line; empty means no line
+	}{
+		{clusterIn("rid-a", pending("EnsureKubeconfig", "Progressing", "Step EnsureKubeconfig").EngineStatus), ""},
+		{clusterIn("rid-a", retrying("EnsureKubeconfig", 1, t0.Add(2*time.Second)).EngineStatus), "kubeconfig/rid-a"},
+		{clusterIn("rid-a", retrying("EnsureKubeconfig", 1, t0.Add(2*time.Second)).EngineStatus), ""},
+		{clusterIn("rid-a", retrying("EnsureKubeconfig", 2, t0.Add(6*time.Second)).EngineStatus), "2/6"},
+		{clusterIn("rid-a", ready().EngineStatus), "Ready: All steps succeeded"},
+		{clusterIn("rid-a", ready().EngineStatus), ""},
+	}
+	for i, s := range steps {
+		lines := tr.ObserveKubeconfig(s.gc, t0.Add(time.Second))
+		switch {
+		case s.want == "" && len(lines) != 0:
+			t.Errorf("observation %d: got %q, want no line", i, lines)
+		case s.want != "" && (len(lines) != 1 || !strings.Contains(lines[0], s.want)):
+			t.Errorf("observation %d: got %q, want one line holding %q", i, lines, s.want)
+		}
+	}
+	if lines := tr.Observe(runtimeIn("a", ready()), t0.Add(3*time.Second)); len(lines) != 2 || !strings.Contains(lines[1], "All 1 runtimes are Ready") {
+		t.Errorf("the kubeconfig rows must not count as runtimes: got %q", lines)
+	}
+}
