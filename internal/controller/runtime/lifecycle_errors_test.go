@@ -21,6 +21,12 @@ var createOnly = []gardencorev1beta1.LastOperationType{gardencorev1beta1.LastOpe
 // newRuntime creates a Runtime from the AWS fixture with its own name, shoot and runtime id.
 func newRuntime(t *testing.T, name string) *infrav1.Runtime {
 	t.Helper()
+	return newRuntimeWith(t, name, func(*infrav1.Runtime) {})
+}
+
+// newRuntimeWith creates a Runtime like newRuntime, changed by mutate before it is created.
+func newRuntimeWith(t *testing.T, name string, mutate func(*infrav1.Runtime)) *infrav1.Runtime {
+	t.Helper()
 	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +38,7 @@ func newRuntime(t *testing.T, name string) *infrav1.Runtime {
 	rt.Name, rt.Spec.Shoot.Name = name, name
 	rt.Labels[infrav1.LabelShootName] = name
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + name
+	mutate(rt)
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -189,4 +190,51 @@ func counterSum(t *testing.T, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// TestRemovedWorkerPoolGoesEvenWhenCoOwned removes a worker pool from a Ready runtime after an
+// operator applied a change to that pool in the shoot. Server-side apply alone would keep the
+// pool with the operator's fields, because Gardener merges workers by name and the operator's
+// field manager still lists it; the controller notices and removes it with an update of the
+// whole list.
+func TestRemovedWorkerPoolGoesEvenWhenCoOwned(t *testing.T) {
+	rt := newRuntimeWith(t, "pools-1", func(rt *infrav1.Runtime) {
+		extra := *rt.Spec.Shoot.Provider.Workers[0].DeepCopy()
+		extra.Name = "worker-1"
+		rt.Spec.Shoot.Provider.AdditionalWorkers = &[]infrav1.Worker{extra}
+	})
+	rt = waitForRuntime(t, rt, 2*time.Minute, "Ready", readyAt(1))
+	shoot := getShoot(t, rt.Spec.Shoot.Name)
+	if got := workerNames(shoot); !slices.Equal(got, []string{"worker-0", "worker-1"}) {
+		t.Fatalf("shoot workers: got %v, want [worker-0 worker-1]", got)
+	}
+	// An operator raises worker-1's maximum with a server-side apply of their own, so their
+	// field manager co-owns the pool.
+	edit := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gardencorev1beta1.SchemeGroupVersion.String(),
+		"kind":       "Shoot",
+		"metadata":   map[string]any{"name": shoot.Name, "namespace": shoot.Namespace},
+		"spec": map[string]any{"provider": map[string]any{"workers": []any{
+			map[string]any{"name": "worker-1", "maximum": int64(30)},
+		}}},
+	}}
+	if err := garden.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(edit), client.FieldOwner("operator"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	rt.Spec.Shoot.Provider.AdditionalWorkers = nil
+	if err := env.Client.Update(t.Context(), rt); err != nil {
+		t.Fatal(err)
+	}
+	waitForRuntime(t, rt, 2*time.Minute, "Ready after removing worker-1", readyAt(rt.Generation))
+	if got := workerNames(getShoot(t, rt.Spec.Shoot.Name)); !slices.Equal(got, []string{"worker-0"}) {
+		t.Errorf("shoot workers after removing worker-1: got %v, want [worker-0]", got)
+	}
+}
+
+func workerNames(shoot *gardencorev1beta1.Shoot) []string {
+	names := make([]string, 0, len(shoot.Spec.Provider.Workers))
+	for _, w := range shoot.Spec.Provider.Workers {
+		names = append(names, w.Name)
+	}
+	return names
 }
