@@ -20,8 +20,8 @@ var OpenIDConnectGVK = schema.GroupVersionKind{
 }
 
 // OpenIDConnectName names the OpenIDConnect of the i-th additional OIDC provider. The name is
-// also the provider's default user and group prefix ("kyma-oidc-0/"), which is why it follows
-// the position in the list, as the system this manager replaces named them.
+// also the provider's default user and group prefix ("kyma-oidc-0/") when the Runtime sets
+// none, so a provider keeps its prefix as long as the list keeps its order.
 func OpenIDConnectName(i int) string {
 	return fmt.Sprintf("kyma-oidc-%d", i)
 }
