@@ -56,14 +56,21 @@ type Row struct {
 
 // RowOf derives the row of a Runtime from its status alone.
 func RowOf(rt *infrav1.Runtime) Row {
-	r := Row{Name: rt.Name, State: orDash(string(rt.Status.State)), Step: "-", Message: message(rt)}
+	r := engineRow(rt.Name, rt.Status.EngineStatus)
+	r.Message = message(rt)
 	if rt.DeletionTimestamp != nil && rt.Status.State != infrav1.StateTerminating {
 		r.State = "Deleting"
 	}
-	if s := rt.Status.Step; s != nil {
+	return r
+}
+
+// engineRow fills the columns every object on the FSM engine has: state, step and retry.
+func engineRow(name string, st infrav1.EngineStatus) Row {
+	r := Row{Name: name, State: orDash(string(st.State)), Step: "-"}
+	if s := st.Step; s != nil {
 		r.Step = orDash(s.Name)
 	}
-	if rr := rt.Status.Retry; rr != nil {
+	if rr := st.Retry; rr != nil {
 		r.Attempt, r.Limit = rr.Attempt, rr.Limit
 		if rr.NextRetryAt != nil {
 			r.NextRetry = rr.NextRetryAt.Time
@@ -112,15 +119,8 @@ const KubeconfigPrefix = "kubeconfig/"
 // KubeconfigRowOf derives the row of a GardenerCluster, the manager's work on a runtime's admin
 // kubeconfig, from its status alone.
 func KubeconfigRowOf(gc *infrav1.GardenerCluster) Row {
-	r := Row{Name: KubeconfigPrefix + gc.Name, State: orDash(string(gc.Status.State)), Step: "-"}
-	if s := gc.Status.Step; s != nil {
-		r.Step = orDash(s.Name)
-	}
+	r := engineRow(KubeconfigPrefix+gc.Name, gc.Status.EngineStatus)
 	if rr := gc.Status.Retry; rr != nil {
-		r.Attempt, r.Limit = rr.Attempt, rr.Limit
-		if rr.NextRetryAt != nil {
-			r.NextRetry = rr.NextRetryAt.Time
-		}
 		r.Message = shorten(retryMessage(rr), maxMessage)
 	} else if c := meta.FindStatusCondition(gc.Status.Conditions, infrav1.ConditionReady); c != nil {
 		r.Message = shorten(joinNonEmpty(": ", c.Reason, c.Message), maxMessage)

@@ -27,16 +27,22 @@ func openIDConnect(name string) *unstructured.Unstructured {
 	return o
 }
 
-// openIDConnectIssuers maps the managed OpenIDConnects of the runtime cluster to their issuers.
-func openIDConnectIssuers(t *testing.T, c client.Client) map[string]string {
+// managedOpenIDConnects lists the OpenIDConnects of the runtime cluster that the controller manages.
+func managedOpenIDConnects(t *testing.T, c client.Client) []unstructured.Unstructured {
 	t.Helper()
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind("OpenIDConnectList"))
 	if err := c.List(t.Context(), list, client.MatchingLabels{runtimectrl.LabelManagedBy: runtimectrl.FieldOwner}); err != nil {
-		t.Fatal(err)
+		t.Fatalf("list OpenIDConnects: %v", err)
 	}
+	return list.Items
+}
+
+// openIDConnectIssuers maps the managed OpenIDConnects of the runtime cluster to their issuers.
+func openIDConnectIssuers(t *testing.T, c client.Client) map[string]string {
+	t.Helper()
 	issuers := map[string]string{}
-	for _, o := range list.Items {
+	for _, o := range managedOpenIDConnects(t, c) {
 		issuers[o.GetName()], _, _ = unstructured.NestedString(o.Object, "spec", "issuerURL")
 	}
 	return issuers

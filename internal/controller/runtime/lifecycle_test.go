@@ -225,18 +225,12 @@ func assertOpenIDConnects(t *testing.T, c client.Client, rt *infrav1.Runtime) {
 	if extra := rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig; extra != nil {
 		want = *extra
 	}
-	have := &unstructured.UnstructuredList{}
-	have.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind("OpenIDConnectList"))
-	if err := c.List(t.Context(), have, client.MatchingLabels{runtimectrl.LabelManagedBy: runtimectrl.FieldOwner}); err != nil {
-		t.Fatalf("list OpenIDConnects: %v", err)
-	}
-	if len(have.Items) != len(want) {
-		t.Errorf("managed OpenIDConnects: got %d, want %d", len(have.Items), len(want))
+	if have := managedOpenIDConnects(t, c); len(have) != len(want) {
+		t.Errorf("managed OpenIDConnects: got %d, want %d", len(have), len(want))
 	}
 	for i, cfg := range want {
-		o := &unstructured.Unstructured{}
-		o.SetGroupVersionKind(gardener.OpenIDConnectGVK)
 		name := gardener.OpenIDConnectName(i)
+		o := openIDConnect(name)
 		if err := c.Get(t.Context(), client.ObjectKey{Name: name}, o); err != nil {
 			t.Errorf("OpenIDConnect %s: %v", name, err)
 			continue
