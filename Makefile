@@ -41,7 +41,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code, the PrometheusRule (from 
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers into config/.
-	$(CONTROLLER_GEN) crd rbac:roleName=infrastructure-manager paths="./api/..." paths="./internal/..." \
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=true rbac:roleName=infrastructure-manager paths="./api/..." paths="./internal/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: fmt

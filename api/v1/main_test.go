@@ -36,12 +36,16 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// fixtureFiles returns the upstream Runtime manifests, read in place from the shared fixtures.
+// fixtureFiles returns the upstream example Runtimes and the maximal Runtimes of testdata.
 func fixtureFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, dir := range []string{"upstream-runtimes", "runtimes"} {
+		found, err := filepath.Glob(filepath.Join(testenv.FixturesDir(), dir, "*.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, found...)
 	}
 	if len(files) == 0 {
 		t.Fatalf("no upstream runtime fixtures in %s", testenv.FixturesDir())

@@ -1,7 +1,10 @@
 package v1
 
 import (
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -40,6 +43,10 @@ const (
 	ConditionKubeconfigReady = "KubeconfigReady"
 	ConditionConfigured      = "RuntimeConfigured"
 	ConditionDeprovisioned   = "Deprovisioned"
+	// ConditionVersionsAsRequested is False while the shoot runs a higher Kubernetes or machine
+	// image version than the Runtime asks for: Gardener refuses downgrades, so the manager keeps
+	// the running version and says so here.
+	ConditionVersionsAsRequested = "VersionsAsRequested"
 )
 
 // Runtime is one Kyma runtime: a Gardener shoot cluster and what Kyma needs in it.
@@ -77,6 +84,98 @@ type RuntimeSpec struct {
 
 	// Security holds the runtime's administrators and network filter.
 	Security Security `json:"security"`
+
+	// ImageRegistryCache lists the pull-through caches of container registries the runtime's
+	// nodes use, served by Gardener's registry-cache extension.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	ImageRegistryCache []ImageRegistryCache `json:"imageRegistryCache,omitempty"`
+
+	// AuditLogAccessEnabled asks for a dedicated audit log the runtime's owner can read, instead
+	// of the landscape's shared one.
+	// +optional
+	AuditLogAccessEnabled *bool `json:"auditLogAccessEnabled,omitempty"`
+}
+
+// ImageRegistryCache is one registry cache a user configured in the runtime, as upstream's
+// registry cache controller copies it into the Runtime.
+type ImageRegistryCache struct {
+	// Name of the RegistryCacheConfig in the runtime cluster.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Namespace of the RegistryCacheConfig in the runtime cluster.
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+	// UID of the RegistryCacheConfig in the runtime cluster.
+	// +kubebuilder:validation:MaxLength=64
+	UID string `json:"uid"`
+	// Config of the cache.
+	Config RegistryCacheConfigSpec `json:"config"`
+}
+
+// RegistryCacheConfigSpec configures one registry cache, with the field names of the
+// registry-cache extension.
+type RegistryCacheConfigSpec struct {
+	// Upstream is the registry host to cache, such as ghcr.io.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Upstream string `json:"upstream"`
+	// RemoteURL of the upstream registry, <scheme><host>[:<port>].
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	RemoteURL *string `json:"remoteURL,omitempty"`
+	// Volume of the cache.
+	// +optional
+	Volume *RegistryCacheVolume `json:"volume,omitempty"`
+	// GarbageCollection of cached content.
+	// +optional
+	GarbageCollection *RegistryCacheGarbageCollection `json:"garbageCollection,omitempty"`
+	// SecretReferenceName names the reference to the Secret with the upstream credentials.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SecretReferenceName *string `json:"secretReferenceName,omitempty"`
+	// Proxy the cache uses to reach the upstream.
+	// +optional
+	Proxy *RegistryCacheProxy `json:"proxy,omitempty"`
+	// HTTP server settings of the cache.
+	// +optional
+	HTTP *RegistryCacheHTTP `json:"http,omitempty"`
+}
+
+// RegistryCacheVolume is the volume of a registry cache.
+type RegistryCacheVolume struct {
+	// Size of the volume.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+	// StorageClassName of the volume.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// RegistryCacheGarbageCollection is the garbage collection of a registry cache.
+type RegistryCacheGarbageCollection struct {
+	// TTL of a blob in the cache; 0s disables garbage collection.
+	TTL metav1.Duration `json:"ttl"`
+}
+
+// RegistryCacheProxy is the proxy a registry cache uses.
+type RegistryCacheProxy struct {
+	// HTTPProxy for HTTP connections.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	HTTPProxy *string `json:"httpProxy,omitempty"`
+	// HTTPSProxy for HTTPS connections.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	HTTPSProxy *string `json:"httpsProxy,omitempty"`
+}
+
+// RegistryCacheHTTP is the HTTP server of a registry cache.
+type RegistryCacheHTTP struct {
+	// TLS switches TLS for the cache's HTTP server.
+	// +optional
+	TLS bool `json:"tls,omitempty"`
 }
 
 // RuntimeShoot describes the Gardener shoot cluster of a runtime.
@@ -116,6 +215,10 @@ type RuntimeShoot struct {
 	// +optional
 	EnforceSeedLocation *bool `json:"enforceSeedLocation,omitempty"`
 
+	// EnableNvidiaOpenshell enables Gardener's shoot-nvidia-openshell extension.
+	// +optional
+	EnableNvidiaOpenshell *bool `json:"enableNvidiaOpenshell,omitempty"`
+
 	// Kubernetes settings of the shoot.
 	// +optional
 	Kubernetes Kubernetes `json:"kubernetes,omitempty"`
@@ -145,8 +248,12 @@ type Kubernetes struct {
 }
 
 // APIServer holds the kube-apiserver settings of a shoot.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.oidcConfig) || !has(self.oidcConfig.jwks)",message="spec.shoot.kubernetes.kubeAPIServer.oidcConfig.jwks is not supported: structured authentication reads the main provider's keys from its issuer; give offline keys to an additionalOidcConfig entry"
 type APIServer struct {
-	// OidcConfig is the OIDC provider the runtime's users log in with.
+	// OidcConfig is the OIDC provider the runtime's users log in with. The manager writes it into
+	// the shoot's structured authentication configuration; when it is empty, the landscape's
+	// default operator OIDC provider is used.
 	// +optional
 	OidcConfig OIDCConfig `json:"oidcConfig,omitempty"`
 
@@ -195,6 +302,11 @@ type OIDCConfig struct {
 	// +optional
 	GroupsPrefix *string `json:"groupsPrefix,omitempty"`
 
+	// ClientAuthentication holds the client's secret and extra configuration, as Gardener's
+	// OIDCConfig has it.
+	// +optional
+	ClientAuthentication *gardencorev1beta1.OpenIDConnectClientAuthentication `json:"clientAuthentication,omitempty"`
+
 	// IssuerURL of the provider; it must use https.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() == 'https'",message="issuerURL must be an https URL"
@@ -217,16 +329,23 @@ type OIDCConfig struct {
 	// +optional
 	UsernameClaim *string `json:"usernameClaim,omitempty"`
 
-	// UsernamePrefix is prepended to user names.
+	// UsernamePrefix is prepended to user names; "-" means none. When it is unset, the manager
+	// writes out the prefix the legacy --oidc-username-prefix flag implied: none for the claim
+	// email, the issuer URL followed by '#' for any other claim.
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	UsernamePrefix *string `json:"usernamePrefix,omitempty"`
+
+	// JWKS is the provider's JSON Web Key Set, for issuers the runtime cannot reach.
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	JWKS []byte `json:"jwks,omitempty"`
 }
 
 // Provider holds the hyperscaler and worker pools of a shoot.
 type Provider struct {
 	// Type of the hyperscaler.
-	// +kubebuilder:validation:Enum=aws;azure;gcp;openstack
+	// +kubebuilder:validation:Enum=aws;azure;gcp;openstack;alicloud
 	Type string `json:"type"`
 
 	// Workers are the shoot's worker pools; the first one hosts Kyma.
@@ -251,7 +370,8 @@ type Provider struct {
 	InfrastructureConfig *runtime.RawExtension `json:"infrastructureConfig,omitempty"`
 }
 
-// Worker is a worker pool of a shoot, with Gardener's field names.
+// Worker is a worker pool of a shoot, with Gardener's field names and every field of Gardener's
+// Worker; the manager passes each to the shoot.
 //
 // +kubebuilder:validation:XValidation:rule="self.minimum <= self.maximum",message="worker minimum must not exceed maximum"
 type Worker struct {
@@ -284,6 +404,16 @@ type Worker struct {
 	// +optional
 	Volume *Volume `json:"volume,omitempty"`
 
+	// DataVolumes are further disks of the nodes.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	DataVolumes []DataVolume `json:"dataVolumes,omitempty"`
+
+	// KubeletDataVolumeName names the data volume that holds the kubelet's data.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	KubeletDataVolumeName *string `json:"kubeletDataVolumeName,omitempty"`
+
 	// Zones the pool spreads over.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
@@ -291,9 +421,63 @@ type Worker struct {
 	// +kubebuilder:validation:items:MaxLength=64
 	Zones []string `json:"zones"`
 
-	// CRI is the container runtime of the nodes.
+	// CRI is the container runtime of the nodes and further runtimes such as gVisor.
 	// +optional
 	CRI *CRI `json:"cri,omitempty"`
+
+	// Annotations for the nodes' Node objects.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// Labels for the nodes' Node objects.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Taints for the nodes.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Taints []corev1.Taint `json:"taints,omitempty"`
+
+	// CABundle the nodes trust in addition.
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	CABundle *string `json:"caBundle,omitempty"`
+
+	// Kubernetes settings of the pool: the kubelet and a pool-specific version.
+	// +optional
+	Kubernetes *gardencorev1beta1.WorkerKubernetes `json:"kubernetes,omitempty"`
+
+	// SystemComponents says whether system components run on the pool.
+	// +optional
+	SystemComponents *gardencorev1beta1.WorkerSystemComponents `json:"systemComponents,omitempty"`
+
+	// MachineControllerManagerSettings tunes the machine controller manager for the pool.
+	// +optional
+	MachineControllerManagerSettings *gardencorev1beta1.MachineControllerManagerSettings `json:"machineControllerManager,omitempty"`
+
+	// Sysctls set on the nodes.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Sysctls map[string]string `json:"sysctls,omitempty"`
+
+	// ClusterAutoscaler options of the pool.
+	// +optional
+	ClusterAutoscaler *gardencorev1beta1.ClusterAutoscalerOptions `json:"clusterAutoscaler,omitempty"`
+
+	// Priority of the pool for the cluster autoscaler's priority expander.
+	// +optional
+	Priority *int32 `json:"priority,omitempty"`
+
+	// UpdateStrategy of the pool's machines.
+	// +kubebuilder:validation:Enum=AutoRollingUpdate;AutoInPlaceUpdate;ManualInPlaceUpdate
+	// +optional
+	UpdateStrategy *string `json:"updateStrategy,omitempty"`
+
+	// ControlPlane makes the pool host the shoot's own control plane (self-hosted shoots).
+	// +optional
+	ControlPlane *gardencorev1beta1.WorkerControlPlane `json:"controlPlane,omitempty"`
 
 	// ProviderConfig is passed to the provider extension unchanged.
 	// +kubebuilder:pruning:PreserveUnknownFields
@@ -329,10 +513,20 @@ type ShootMachineImage struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Version *string `json:"version,omitempty"`
+
+	// ProviderConfig of the image, passed to the provider extension unchanged.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	ProviderConfig *runtime.RawExtension `json:"providerConfig,omitempty"`
 }
 
 // Volume is a node's root disk.
 type Volume struct {
+	// Name of the volume.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Name *string `json:"name,omitempty"`
+
 	// Type of the volume, as the hyperscaler names it.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
@@ -348,11 +542,51 @@ type Volume struct {
 	Encrypted *bool `json:"encrypted,omitempty"`
 }
 
+// DataVolume is a further disk of a node.
+type DataVolume struct {
+	// Name of the volume.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// Type of the volume, as the hyperscaler names it.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Type *string `json:"type,omitempty"`
+
+	// Size of the volume, a quantity such as 50Gi.
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).isGreaterThan(quantity('0'))",message="data volume size must be a positive quantity such as 50Gi"
+	Size string `json:"size"`
+
+	// Encrypted asks for an encrypted volume.
+	// +optional
+	Encrypted *bool `json:"encrypted,omitempty"`
+}
+
 // CRI names a container runtime.
 type CRI struct {
 	// Name of the container runtime.
 	// +kubebuilder:validation:Enum=containerd
 	Name string `json:"name"`
+
+	// ContainerRuntimes are further runtimes the nodes offer, such as gVisor.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	ContainerRuntimes []ContainerRuntime `json:"containerRuntimes,omitempty"`
+}
+
+// ContainerRuntime is a further container runtime of the nodes.
+type ContainerRuntime struct {
+	// Type of the runtime, such as gvisor.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Type string `json:"type"`
+
+	// ProviderConfig of the runtime, passed to its extension unchanged.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	ProviderConfig *runtime.RawExtension `json:"providerConfig,omitempty"`
 }
 
 // Networking holds the shoot's network ranges.
@@ -376,6 +610,15 @@ type Networking struct {
 	// +kubebuilder:validation:MaxLength=43
 	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="spec.shoot.networking.services must be a CIDR such as 100.104.0.0/13"
 	Services string `json:"services"`
+
+	// DualStack gives the shoot IPv6 besides IPv4, where the provider supports it.
+	// +optional
+	DualStack *bool `json:"dualStack,omitempty"`
+
+	// VPCNetwork names an existing VPC or VNet the shoot uses instead of creating one.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	VPCNetwork *string `json:"vpcNetwork,omitempty"`
 }
 
 // ControlPlane holds the shoot's control plane settings.

@@ -202,11 +202,8 @@ func Eventually(ctx context.Context, timeout, interval time.Duration, cond func(
 	}
 }
 
-// FixturesDir returns the directory of the shared real-world fixtures: $FIXTURES_DIR, or
-// ../shared/fixtures beside the repository.
+// FixturesDir returns the directory of the real-world fixtures the tests read: the repository's
+// testdata (see testdata/upstream-runtimes/README.md for where they come from).
 func FixturesDir() string {
-	if dir := os.Getenv("FIXTURES_DIR"); dir != "" {
-		return dir
-	}
-	return filepath.Join(RepoRoot(), "..", "shared", "fixtures")
+	return filepath.Join(RepoRoot(), "testdata")
 }
