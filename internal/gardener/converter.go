@@ -1,19 +1,25 @@
 package gardener
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener/provider"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -36,6 +42,12 @@ const (
 	// ExtensionACL is the Gardener extension that restricts which networks reach the shoot's
 	// API server.
 	ExtensionACL = "acl"
+	// ExtensionNvidiaOpenshell is the Gardener extension a Runtime enables with
+	// enableNvidiaOpenshell.
+	ExtensionNvidiaOpenshell = "shoot-nvidia-openshell"
+	// ExtensionRegistryCache is the Gardener extension that serves the Runtime's image registry
+	// caches.
+	ExtensionRegistryCache = "registry-cache"
 	// DefaultNetworkingType is the network plugin used when the Runtime names none.
 	DefaultNetworkingType = "calico"
 )
@@ -72,8 +84,8 @@ var copiedLabels = []string{
 	infrav1.LabelBrokerPlanName,
 }
 
-// provider is what a Runtime provider type becomes in a Shoot.
-type provider struct {
+// hyperscaler is what a Runtime provider type becomes in a Shoot.
+type hyperscaler struct {
 	// shootType is spec.provider.type.
 	shootType string
 	// cloudProfile is spec.cloudProfileName.
@@ -82,11 +94,12 @@ type provider struct {
 
 // providers maps a Runtime's spec.shoot.provider.type to the Shoot's provider type and cloud
 // profile.
-var providers = map[string]provider{
+var providers = map[string]hyperscaler{
 	"aws":       {shootType: "aws", cloudProfile: "aws"},
 	"azure":     {shootType: "azure", cloudProfile: "az"},
 	"gcp":       {shootType: "gcp", cloudProfile: "gcp"},
-	"openstack": {shootType: "openstack", cloudProfile: "openstack"},
+	"openstack": {shootType: "openstack", cloudProfile: "converged-cloud-kyma"},
+	"alicloud":  {shootType: "alicloud", cloudProfile: "alicloud"},
 }
 
 // ConvertOptions holds what ShootFromRuntime needs beyond the Runtime.
@@ -105,44 +118,131 @@ type ConvertOptions struct {
 	// Labels are extra labels set on every Shoot, such as the manager's ownership label. The
 	// labels copied from the Runtime win on a clash.
 	Labels map[string]string
+	// DefaultOIDC is the operators' OIDC provider, used as the main provider of a Runtime that
+	// names none. When it is nil too, such a shoot gets no structured authentication.
+	DefaultOIDC *infrav1.OIDCConfig
 }
 
-// ShootFromRuntime returns the desired Shoot for rt: the fields the manager owns, ready for a
-// server-side apply (TypeMeta is set), and nothing Gardener defaults or writes itself. The Shoot
-// is named after rt.Spec.Shoot.Name, never generated, so a create whose reply was lost finds the
-// same Shoot again instead of creating a second one. The result shares no memory with rt.
+// Rendered is everything the manager writes to the garden for one Runtime.
+type Rendered struct {
+	// Shoot is the desired Shoot: the fields the manager owns, ready for a server-side apply
+	// (TypeMeta is set), and nothing Gardener defaults or writes itself.
+	Shoot *gardencorev1beta1.Shoot
+	// AuthenticationConfig is the structured authentication ConfigMap the Shoot references, in
+	// the project namespace; nil when there is no main OIDC provider.
+	AuthenticationConfig *corev1.ConfigMap
+	// Kept lists the versions kept higher than the Runtime asked for, because the shoot already
+	// runs them and Gardener refuses a downgrade.
+	Kept []KeptVersion
+}
+
+// Objects returns the objects in the order the manager writes them: the ConfigMap the Shoot
+// references first, then the Shoot.
+func (r Rendered) Objects() []client.Object {
+	var out []client.Object
+	if r.AuthenticationConfig != nil {
+		out = append(out, r.AuthenticationConfig)
+	}
+	if r.Shoot != nil {
+		out = append(out, r.Shoot)
+	}
+	return out
+}
+
+// YAML returns the objects as a YAML stream in write order, with only what the manager sends:
+// no status and no server-set metadata.
+func (r Rendered) YAML() ([]byte, error) {
+	var out bytes.Buffer
+	for _, obj := range r.Objects() {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", obj.GetName(), err)
+		}
+		delete(u, "status")
+		unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+		data, err := yaml.Marshal(u)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", obj.GetName(), err)
+		}
+		out.WriteString("---\n")
+		out.Write(data)
+	}
+	return out.Bytes(), nil
+}
+
+// KeptVersion is a version the Runtime asked for that the shoot already runs a newer one of.
+type KeptVersion struct {
+	// What names the version: "Kubernetes" or "worker pool NAME machine image IMAGE".
+	What string
+	// Requested is the version the Runtime asked for.
+	Requested string
+	// Kept is the version the shoot runs and keeps.
+	Kept string
+}
+
+// String says what was kept, for status messages.
+func (k KeptVersion) String() string {
+	return fmt.Sprintf("%s %s kept instead of the requested %s", k.What, k.Kept, k.Requested)
+}
+
+// Render returns what the manager writes to the garden for rt: the Shoot and its structured
+// authentication ConfigMap. current is the shoot as Gardener has it, nil before it exists; the
+// render keeps what a running shoot cannot change (its provider network layout, versions it
+// already runs) and changes only what the Runtime asks for. The Shoot is named after
+// rt.Spec.Shoot.Name, never generated, so a create whose reply was lost finds the same Shoot
+// again instead of creating a second one. The result shares no memory with rt or current.
 //
-// An unknown provider type, a nil Runtime, an empty shoot name or an empty opts.Namespace give a
-// terminal error (retry.Terminal): no retry can fix them.
-//
-// The additional OIDC providers are not part of the Shoot: the shoot-oidc-service extension the
-// Shoot enables serves them as OpenIDConnect resources inside the runtime cluster, which
-// OpenIDConnects builds.
-func ShootFromRuntime(rt *infrav1.Runtime, opts ConvertOptions) (*gardencorev1beta1.Shoot, error) {
+// Errors are terminal (retry.Terminal): an unknown provider type, a nil Runtime, an empty shoot
+// name or an empty opts.Namespace, a node network too small for the zones, or a current shoot
+// whose provider config cannot be read. No retry can fix them.
+func Render(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts ConvertOptions) (Rendered, error) {
 	if rt == nil {
-		return nil, retry.Terminal(ReasonInvalidRuntime, fmt.Errorf("convert runtime: %w", ErrInvalidRuntime))
+		return Rendered{}, retry.Terminal(ReasonInvalidRuntime, fmt.Errorf("convert runtime: %w", ErrInvalidRuntime))
 	}
 	if rt.Spec.Shoot.Name == "" {
-		return nil, retry.Terminal(ReasonInvalidRuntime,
+		return Rendered{}, retry.Terminal(ReasonInvalidRuntime,
 			fmt.Errorf("convert runtime %s: spec.shoot.name is empty: %w", rt.Name, ErrInvalidRuntime))
 	}
 	if opts.Namespace == "" {
-		return nil, retry.Terminal(ReasonInvalidConvertOptions,
+		return Rendered{}, retry.Terminal(ReasonInvalidConvertOptions,
 			fmt.Errorf("convert runtime %s: %w", rt.Name, ErrMissingNamespace))
 	}
 	prov, ok := providers[rt.Spec.Shoot.Provider.Type]
 	if !ok {
-		return nil, retry.Terminal(ReasonUnsupportedProvider,
+		return Rendered{}, retry.Terminal(ReasonUnsupportedProvider,
 			fmt.Errorf("convert runtime %s: provider type %q: %w", rt.Name, rt.Spec.Shoot.Provider.Type, ErrUnsupportedProvider))
 	}
-	return &gardencorev1beta1.Shoot{
-		TypeMeta: metav1.TypeMeta{
-			APIVersion: gardencorev1beta1.SchemeGroupVersion.String(),
-			Kind:       "Shoot",
+	auth, err := authenticationConfigMap(rt, opts)
+	if err != nil {
+		return Rendered{}, retry.Terminal(ReasonInvalidRuntime, err)
+	}
+	b := &shootBuilder{rt: rt, current: current, opts: opts, prov: prov, auth: auth}
+	spec, err := b.spec()
+	if err != nil {
+		return Rendered{}, err
+	}
+	return Rendered{
+		Shoot: &gardencorev1beta1.Shoot{
+			TypeMeta: metav1.TypeMeta{
+				APIVersion: gardencorev1beta1.SchemeGroupVersion.String(),
+				Kind:       "Shoot",
+			},
+			ObjectMeta: objectMeta(rt, opts),
+			Spec:       spec,
 		},
-		ObjectMeta: objectMeta(rt, opts),
-		Spec:       shootSpec(rt, prov, opts),
+		AuthenticationConfig: auth,
+		Kept:                 b.kept,
 	}, nil
+}
+
+// shootBuilder carries one render's inputs and collects the versions it kept.
+type shootBuilder struct {
+	rt      *infrav1.Runtime
+	current *gardencorev1beta1.Shoot
+	opts    ConvertOptions
+	prov    hyperscaler
+	auth    *corev1.ConfigMap
+	kept    []KeptVersion
 }
 
 // objectMeta names the Shoot and copies the Runtime's identity into labels and annotations.
@@ -171,20 +271,28 @@ func objectMeta(rt *infrav1.Runtime, opts ConvertOptions) metav1.ObjectMeta {
 	}
 }
 
-// shootSpec builds the Shoot's spec.
-func shootSpec(rt *infrav1.Runtime, prov provider, opts ConvertOptions) gardencorev1beta1.ShootSpec {
-	s := rt.Spec.Shoot
+// spec builds the Shoot's spec.
+func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
+	s := b.rt.Spec.Shoot
+	pools, err := b.workers()
+	if err != nil {
+		return gardencorev1beta1.ShootSpec{}, err
+	}
+	configs, err := b.providerConfigs(pools)
+	if err != nil {
+		return gardencorev1beta1.ShootSpec{}, err
+	}
 	spec := gardencorev1beta1.ShootSpec{
-		CloudProfileName:  ptr.To(prov.cloudProfile),
+		CloudProfileName:  ptr.To(b.prov.cloudProfile),
 		Region:            s.Region,
 		SecretBindingName: nonEmpty(s.SecretBindingName),
-		Kubernetes:        kubernetes(s.Kubernetes, opts),
+		Kubernetes:        b.kubernetes(),
 		Networking:        networking(s.Networking),
 		Provider: gardencorev1beta1.Provider{
-			Type:                 prov.shootType,
-			ControlPlaneConfig:   s.Provider.ControlPlaneConfig.DeepCopy(),
-			InfrastructureConfig: s.Provider.InfrastructureConfig.DeepCopy(),
-			Workers:              workers(s.Provider, opts),
+			Type:                 b.prov.shootType,
+			ControlPlaneConfig:   configs.ControlPlane,
+			InfrastructureConfig: configs.Infrastructure,
+			Workers:              pools,
 		},
 		ControlPlane: controlPlane(s.ControlPlane),
 		SeedSelector: seedSelector(s),
@@ -195,45 +303,43 @@ func shootSpec(rt *infrav1.Runtime, prov provider, opts ConvertOptions) gardenco
 				MachineImageVersion: ptr.To(false),
 			},
 		},
-		Extensions: extensions(rt),
+		Extensions: extensions(b.rt),
 	}
 	if s.Purpose != "" {
 		spec.Purpose = ptr.To(gardencorev1beta1.ShootPurpose(s.Purpose))
 	}
-	return spec
+	return spec, nil
 }
 
-// kubernetes sets the version (the Runtime's or the default) and the OIDC provider.
-func kubernetes(in infrav1.Kubernetes, opts ConvertOptions) gardencorev1beta1.Kubernetes {
-	out := gardencorev1beta1.Kubernetes{Version: opts.DefaultKubernetesVersion}
+// kubernetes sets the version (the Runtime's or the default, never below what the shoot runs)
+// and points the API server at the structured authentication ConfigMap. The legacy oidcConfig
+// is never set: Gardener forbids it from Kubernetes 1.32 on.
+func (b *shootBuilder) kubernetes() gardencorev1beta1.Kubernetes {
+	in := b.rt.Spec.Shoot.Kubernetes
+	version := b.opts.DefaultKubernetesVersion
 	if in.Version != nil && *in.Version != "" {
-		out.Version = *in.Version
+		version = *in.Version
 	}
-	if oidc := oidcConfig(in.KubeAPIServer.OidcConfig); oidc != nil {
-		// Deprecated in Gardener for Kubernetes >= 1.32 in favour of structured authentication,
-		// but it is the field the Runtime API mirrors and the one Gardener v1.110 accepts for
-		// the versions runtimes use today.
-		out.KubeAPIServer = &gardencorev1beta1.KubeAPIServerConfig{OIDCConfig: oidc} //nolint:staticcheck // SA1019: see the comment above.
+	if b.current != nil {
+		version = b.notBelow("Kubernetes", version, b.current.Spec.Kubernetes.Version)
+	}
+	out := gardencorev1beta1.Kubernetes{Version: version}
+	if b.auth != nil {
+		out.KubeAPIServer = &gardencorev1beta1.KubeAPIServerConfig{
+			StructuredAuthentication: &gardencorev1beta1.StructuredAuthentication{ConfigMapName: b.auth.Name},
+		}
 	}
 	return out
 }
 
-// oidcConfig copies the Runtime's OIDC provider; nil when the Runtime sets none of its fields.
-func oidcConfig(in infrav1.OIDCConfig) *gardencorev1beta1.OIDCConfig {
-	if reflect.ValueOf(in).IsZero() {
-		return nil
+// notBelow returns requested, or running when the shoot already runs a higher version, and
+// records that it kept the higher one. An empty or unparsable version is left to Gardener.
+func (b *shootBuilder) notBelow(what, requested, running string) string {
+	if !versionLess(requested, running) {
+		return requested
 	}
-	return &gardencorev1beta1.OIDCConfig{
-		CABundle:       clone(in.CABundle),
-		ClientID:       clone(in.ClientID),
-		GroupsClaim:    clone(in.GroupsClaim),
-		GroupsPrefix:   clone(in.GroupsPrefix),
-		IssuerURL:      clone(in.IssuerURL),
-		RequiredClaims: maps.Clone(in.RequiredClaims),
-		SigningAlgs:    slices.Clone(in.SigningAlgs),
-		UsernameClaim:  clone(in.UsernameClaim),
-		UsernamePrefix: clone(in.UsernamePrefix),
-	}
+	b.kept = append(b.kept, KeptVersion{What: what, Requested: requested, Kept: running})
+	return running
 }
 
 // networking copies the network plugin (calico by default) and the CIDRs.
@@ -242,84 +348,136 @@ func networking(in infrav1.Networking) *gardencorev1beta1.Networking {
 	if in.Type != nil && *in.Type != "" {
 		networkType = *in.Type
 	}
-	return &gardencorev1beta1.Networking{
+	out := &gardencorev1beta1.Networking{
 		Type:     ptr.To(networkType),
 		Pods:     nonEmpty(in.Pods),
 		Nodes:    nonEmpty(in.Nodes),
 		Services: nonEmpty(in.Services),
 	}
+	if ptr.Deref(in.DualStack, false) {
+		out.IPFamilies = []gardencorev1beta1.IPFamily{gardencorev1beta1.IPFamilyIPv4, gardencorev1beta1.IPFamilyIPv6}
+	}
+	return out
 }
 
 // workers converts the worker pools followed by the additional worker pools.
-func workers(in infrav1.Provider, opts ConvertOptions) []gardencorev1beta1.Worker {
+func (b *shootBuilder) workers() ([]gardencorev1beta1.Worker, error) {
+	in := b.rt.Spec.Shoot.Provider
 	pools := slices.Clone(in.Workers)
 	if in.AdditionalWorkers != nil {
 		pools = append(pools, *in.AdditionalWorkers...)
 	}
 	out := make([]gardencorev1beta1.Worker, 0, len(pools))
 	for i := range pools {
-		out = append(out, worker(&pools[i], opts))
+		w, err := b.worker(&pools[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
 	}
-	return out
+	return out, nil
 }
 
-// worker converts one worker pool.
-func worker(in *infrav1.Worker, opts ConvertOptions) gardencorev1beta1.Worker {
-	criName := gardencorev1beta1.CRINameContainerD
-	if in.CRI != nil && in.CRI.Name != "" {
-		criName = gardencorev1beta1.CRIName(in.CRI.Name)
+// worker converts one worker pool. The Runtime's Worker has Gardener's field names and every
+// field of Gardener's Worker, so the conversion goes through JSON and cannot drop a field;
+// then the defaults are filled in: containerd, the default machine image, and never a machine
+// image version below the one the pool runs.
+func (b *shootBuilder) worker(in *infrav1.Worker) (gardencorev1beta1.Worker, error) {
+	var out gardencorev1beta1.Worker
+	if err := convertJSON(in, &out); err != nil {
+		return out, retry.Terminal(ReasonInvalidRuntime, fmt.Errorf("convert worker pool %s: %w", in.Name, err))
 	}
-	return gardencorev1beta1.Worker{
-		Name: in.Name,
-		Machine: gardencorev1beta1.Machine{
-			Type:         in.Machine.Type,
-			Image:        machineImage(in.Machine.Image, opts),
-			Architecture: clone(in.Machine.Architecture),
-		},
-		Minimum:        in.Minimum,
-		Maximum:        in.Maximum,
-		MaxSurge:       clone(in.MaxSurge),
-		MaxUnavailable: clone(in.MaxUnavailable),
-		Volume:         volume(in.Volume),
-		Zones:          slices.Clone(in.Zones),
-		CRI:            &gardencorev1beta1.CRI{Name: criName},
-		ProviderConfig: in.ProviderConfig.DeepCopy(),
+	if out.CRI == nil {
+		out.CRI = &gardencorev1beta1.CRI{}
 	}
+	if out.CRI.Name == "" {
+		out.CRI.Name = gardencorev1beta1.CRINameContainerD
+	}
+	out.Machine.Image = machineImage(out.Machine.Image, b.opts)
+	if img := out.Machine.Image; img != nil && img.Version != nil {
+		if running := b.runningImageVersion(out.Name, img.Name); running != "" {
+			img.Version = ptr.To(b.notBelow(fmt.Sprintf("worker pool %s machine image %s", out.Name, img.Name), *img.Version, running))
+		}
+	}
+	return out, nil
 }
 
-// machineImage copies the pool's image, or falls back to the default image. A pool that names
-// the default image without a version gets the default version; any other image without a
-// version is left for Gardener to default.
-func machineImage(in *infrav1.ShootMachineImage, opts ConvertOptions) *gardencorev1beta1.ShootMachineImage {
+// runningImageVersion returns the image version the current shoot's pool runs, when the pool
+// exists and runs the same image; "" otherwise.
+func (b *shootBuilder) runningImageVersion(pool, image string) string {
+	if b.current == nil {
+		return ""
+	}
+	for _, w := range b.current.Spec.Provider.Workers {
+		if w.Name == pool && w.Machine.Image != nil && w.Machine.Image.Name == image && w.Machine.Image.Version != nil {
+			return *w.Machine.Image.Version
+		}
+	}
+	return ""
+}
+
+// machineImage fills in the default image of a pool that names none. A pool that names the
+// default image without a version gets the default version; any other image without a version
+// is left for Gardener to default.
+func machineImage(in *gardencorev1beta1.ShootMachineImage, opts ConvertOptions) *gardencorev1beta1.ShootMachineImage {
 	if in == nil || in.Name == "" {
 		if opts.DefaultMachineImage == "" {
-			return nil
+			return in
 		}
 		return &gardencorev1beta1.ShootMachineImage{
 			Name:    opts.DefaultMachineImage,
 			Version: nonEmpty(opts.DefaultMachineImageVersion),
 		}
 	}
-	out := &gardencorev1beta1.ShootMachineImage{Name: in.Name}
-	switch {
-	case in.Version != nil && *in.Version != "":
-		out.Version = ptr.To(*in.Version)
-	case in.Name == opts.DefaultMachineImage:
-		out.Version = nonEmpty(opts.DefaultMachineImageVersion)
+	if (in.Version == nil || *in.Version == "") && in.Name == opts.DefaultMachineImage {
+		in.Version = nonEmpty(opts.DefaultMachineImageVersion)
 	}
-	return out
+	return in
 }
 
-// volume copies a pool's root disk; nil stays nil.
-func volume(in *infrav1.Volume) *gardencorev1beta1.Volume {
-	if in == nil {
-		return nil
+// providerConfigs returns the infrastructure and control plane configs: the Runtime's own when
+// it carries them, else the ones the shoot has (extended by zones the Runtime added), else new
+// ones with the layout upstream's shoots have.
+func (b *shootBuilder) providerConfigs(pools []gardencorev1beta1.Worker) (provider.Configs, error) {
+	in := b.rt.Spec.Shoot.Provider
+	var existing provider.Configs
+	if b.current != nil {
+		existing = provider.Configs{
+			Infrastructure: b.current.Spec.Provider.InfrastructureConfig.DeepCopy(),
+			ControlPlane:   b.current.Spec.Provider.ControlPlaneConfig.DeepCopy(),
+		}
 	}
-	return &gardencorev1beta1.Volume{
-		Type:       clone(in.Type),
-		VolumeSize: in.Size,
-		Encrypted:  clone(in.Encrypted),
+	nw := b.rt.Spec.Shoot.Networking
+	out, err := provider.Build(provider.Input{
+		Type:       b.rt.Spec.Shoot.Provider.Type,
+		Nodes:      nw.Nodes,
+		Zones:      zonesOf(pools),
+		DualStack:  ptr.Deref(nw.DualStack, false),
+		VPCNetwork: ptr.Deref(nw.VPCNetwork, ""),
+	}, existing)
+	if err != nil {
+		return provider.Configs{}, retry.Terminal(ReasonInvalidRuntime, fmt.Errorf("provider configs of runtime %s: %w", b.rt.Name, err))
 	}
+	if in.InfrastructureConfig != nil {
+		out.Infrastructure = in.InfrastructureConfig.DeepCopy()
+	}
+	if in.ControlPlaneConfig != nil {
+		out.ControlPlane = in.ControlPlaneConfig.DeepCopy()
+	}
+	return out, nil
+}
+
+// zonesOf returns the union of the pools' zones, in order of first appearance.
+func zonesOf(pools []gardencorev1beta1.Worker) []string {
+	var zones []string
+	for _, w := range pools {
+		for _, z := range w.Zones {
+			if !slices.Contains(zones, z) {
+				zones = append(zones, z)
+			}
+		}
+	}
+	return zones
 }
 
 // controlPlane copies the high availability setting; nil when the Runtime has none.
@@ -362,7 +520,38 @@ func extensions(rt *infrav1.Runtime) []gardencorev1beta1.Extension {
 	if acl := rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL; acl != nil {
 		out = append(out, aclExtension(acl))
 	}
+	if ptr.Deref(rt.Spec.Shoot.EnableNvidiaOpenshell, false) {
+		out = append(out, gardencorev1beta1.Extension{Type: ExtensionNvidiaOpenshell, Disabled: ptr.To(false)})
+	}
+	if caches := rt.Spec.ImageRegistryCache; len(caches) > 0 {
+		out = append(out, registryCacheExtension(caches))
+	}
 	return out
+}
+
+// registryCacheExtension configures Gardener's registry-cache extension with one cache per
+// configured registry. The Runtime's cache config has the extension's own field names.
+func registryCacheExtension(in []infrav1.ImageRegistryCache) gardencorev1beta1.Extension {
+	caches := make([]infrav1.RegistryCacheConfigSpec, 0, len(in))
+	for _, c := range in {
+		caches = append(caches, *c.Config.DeepCopy())
+	}
+	return gardencorev1beta1.Extension{
+		Type:     ExtensionRegistryCache,
+		Disabled: ptr.To(false),
+		ProviderConfig: rawJSON(registryConfig{
+			APIVersion: "registry.extensions.gardener.cloud/v1alpha3",
+			Kind:       "RegistryConfig",
+			Caches:     caches,
+		}),
+	}
+}
+
+// registryConfig is the registry-cache extension's providerConfig.
+type registryConfig struct {
+	APIVersion string                            `json:"apiVersion"`
+	Kind       string                            `json:"kind"`
+	Caches     []infrav1.RegistryCacheConfigSpec `json:"caches"`
 }
 
 // networkingFilter switches the shoot-networking-filter extension: always listed, disabled unless
@@ -427,6 +616,30 @@ func rawJSON(v any) *runtime.RawExtension {
 		panic(fmt.Sprintf("encode providerConfig %T: %v", v, err))
 	}
 	return &runtime.RawExtension{Raw: data}
+}
+
+// convertJSON copies in into out through their JSON encoding, for types with the same field
+// names.
+func convertJSON(in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("encode %T: %w", in, err)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode %T: %w", out, err)
+	}
+	return nil
+}
+
+// versionLess reports whether version a is below version b. Versions that do not parse (or are
+// empty) are never less, so they are left for Gardener to judge.
+func versionLess(a, b string) bool {
+	va, errA := utilversion.ParseGeneric(a)
+	vb, errB := utilversion.ParseGeneric(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	return va.LessThan(vb)
 }
 
 // clone returns a pointer to a copy of *p, or nil.

@@ -29,9 +29,9 @@ var testOptions = ConvertOptions{
 	DefaultMachineImageVersion: "1592.1.0",
 }
 
-// TestShootFromRuntimeFixtures converts every upstream Runtime manifest and checks the converted
+// TestRenderFixtures converts every upstream Runtime manifest and checks the converted
 // fields one by one.
-func TestShootFromRuntimeFixtures(t *testing.T) {
+func TestRenderFixtures(t *testing.T) {
 	t.Parallel()
 
 	tests := []struct {
@@ -83,9 +83,9 @@ func TestShootFromRuntimeFixtures(t *testing.T) {
 			t.Parallel()
 			rt := readFixture(t, tt.name)
 
-			shoot, err := ShootFromRuntime(rt, testOptions)
+			shoot, err := shootFromRuntime(rt, testOptions)
 			if err != nil {
-				t.Fatalf("ShootFromRuntime: %v", err)
+				t.Fatalf("Render: %v", err)
 			}
 
 			expectEqual(t, "apiVersion", shoot.APIVersion, "core.gardener.cloud/v1beta1")
@@ -108,16 +108,11 @@ func TestShootFromRuntimeFixtures(t *testing.T) {
 			expectPtr(t, "cloudProfileName", spec.CloudProfileName, tt.cloudProfile)
 			expectEqual(t, "kubernetes.version", spec.Kubernetes.Version, "1.28.7")
 
-			oidc := shootOIDC(shoot)
-			if oidc == nil {
-				t.Fatal("kubeAPIServer.oidcConfig is nil")
+			if shootOIDC(shoot) != nil {
+				t.Error("kubeAPIServer.oidcConfig is set; Gardener forbids it from Kubernetes 1.32 on")
 			}
-			expectPtr(t, "oidc.clientID", oidc.ClientID, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")
-			expectPtr(t, "oidc.groupsClaim", oidc.GroupsClaim, "groups")
-			expectPtr(t, "oidc.issuerURL", oidc.IssuerURL, "https://my.cool.tokens.com")
-			expectDeepEqual(t, "oidc.signingAlgs", oidc.SigningAlgs, []string{"RS256"})
-			expectPtr(t, "oidc.usernameClaim", oidc.UsernameClaim, "sub")
-			expectNil(t, "oidc.usernamePrefix", oidc.UsernamePrefix)
+			expectDeepEqual(t, "structuredAuthentication", shoot.Spec.Kubernetes.KubeAPIServer.StructuredAuthentication,
+				&gardencorev1beta1.StructuredAuthentication{ConfigMapName: "structured-auth-config-" + tt.shootName})
 
 			if spec.Networking == nil {
 				t.Fatal("networking is nil")
@@ -183,8 +178,8 @@ func TestShootFromRuntimeFixtures(t *testing.T) {
 	}
 }
 
-// TestShootFromRuntime checks the rules that the fixtures do not exercise.
-func TestShootFromRuntime(t *testing.T) {
+// TestRender checks the rules that the fixtures do not exercise.
+func TestRender(t *testing.T) {
 	t.Parallel()
 
 	tests := []struct {
@@ -225,7 +220,7 @@ func TestShootFromRuntime(t *testing.T) {
 		},
 		{
 			name:       "unknown provider is terminal",
-			mutate:     func(rt *infrav1.Runtime) { rt.Spec.Shoot.Provider.Type = "alicloud" },
+			mutate:     func(rt *infrav1.Runtime) { rt.Spec.Shoot.Provider.Type = "ironcore" },
 			wantReason: ReasonUnsupportedProvider,
 			wantErr:    ErrUnsupportedProvider,
 		},
@@ -282,10 +277,10 @@ func TestShootFromRuntime(t *testing.T) {
 			},
 		},
 		{
-			name: "absent provider configs stay nil",
+			name: "absent provider configs are generated for the provider",
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
-				expectNil(t, "infrastructureConfig", shoot.Spec.Provider.InfrastructureConfig)
-				expectNil(t, "controlPlaneConfig", shoot.Spec.Provider.ControlPlaneConfig)
+				expectAPIVersion(t, "infrastructureConfig", shoot.Spec.Provider.InfrastructureConfig, "aws.provider.extensions.gardener.cloud/v1alpha1", "InfrastructureConfig")
+				expectAPIVersion(t, "controlPlaneConfig", shoot.Spec.Provider.ControlPlaneConfig, "aws.provider.extensions.gardener.cloud/v1alpha1", "ControlPlaneConfig")
 				expectNil(t, "worker providerConfig", shoot.Spec.Provider.Workers[0].ProviderConfig)
 			},
 		},
@@ -360,6 +355,7 @@ func TestShootFromRuntime(t *testing.T) {
 			name: "azure uses the az cloud profile",
 			mutate: func(rt *infrav1.Runtime) {
 				rt.Spec.Shoot.Provider.Type = "azure"
+				rt.Spec.Shoot.Provider.Workers[0].Zones = []string{"1", "2", "3"}
 			},
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
 				expectEqual(t, "provider.type", shoot.Spec.Provider.Type, "azure")
@@ -367,11 +363,11 @@ func TestShootFromRuntime(t *testing.T) {
 			},
 		},
 		{
-			name:   "openstack uses the openstack cloud profile",
+			name:   "openstack uses the converged-cloud-kyma cloud profile",
 			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Provider.Type = "openstack" },
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
 				expectEqual(t, "provider.type", shoot.Spec.Provider.Type, "openstack")
-				expectPtr(t, "cloudProfileName", shoot.Spec.CloudProfileName, "openstack")
+				expectPtr(t, "cloudProfileName", shoot.Spec.CloudProfileName, "converged-cloud-kyma")
 			},
 		},
 		{
@@ -440,22 +436,14 @@ func TestShootFromRuntime(t *testing.T) {
 			},
 		},
 		{
-			name: "all OIDC fields are copied",
+			name: "the main OIDC provider goes into structured authentication, never oidcConfig",
 			mutate: func(rt *infrav1.Runtime) {
 				rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig = fullOIDC()
 			},
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
-				expectDeepEqual(t, "oidcConfig", shootOIDC(shoot), &gardencorev1beta1.OIDCConfig{
-					CABundle:       ptr.To("-----BEGIN CERTIFICATE-----"),
-					ClientID:       ptr.To("client"),
-					GroupsClaim:    ptr.To("groups"),
-					GroupsPrefix:   ptr.To("oidc:"),
-					IssuerURL:      ptr.To("https://issuer.example.com"),
-					RequiredClaims: map[string]string{"aud": "kyma"},
-					SigningAlgs:    []string{"RS256", "ES256"},
-					UsernameClaim:  ptr.To("email"),
-					UsernamePrefix: ptr.To("-"),
-				})
+				expectNil(t, "oidcConfig", shootOIDC(shoot))
+				expectDeepEqual(t, "structuredAuthentication", shoot.Spec.Kubernetes.KubeAPIServer.StructuredAuthentication,
+					&gardencorev1beta1.StructuredAuthentication{ConfigMapName: "structured-auth-config-c-1"})
 			},
 		},
 		{
@@ -528,7 +516,7 @@ func TestShootFromRuntime(t *testing.T) {
 				opts = *tt.opts
 			}
 
-			shoot, err := ShootFromRuntime(rt, opts)
+			shoot, err := shootFromRuntime(rt, opts)
 
 			if tt.wantReason != "" {
 				if err == nil {
@@ -547,23 +535,23 @@ func TestShootFromRuntime(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("ShootFromRuntime: %v", err)
+				t.Fatalf("Render: %v", err)
 			}
 			tt.check(t, shoot)
 		})
 	}
 }
 
-// TestShootFromRuntimeSharesNoMemory changes the converted Shoot and checks the Runtime is
+// TestRenderSharesNoMemory changes the converted Shoot and checks the Runtime is
 // untouched.
-func TestShootFromRuntimeSharesNoMemory(t *testing.T) {
+func TestRenderSharesNoMemory(t *testing.T) {
 	t.Parallel()
 	rt := baseRuntime()
 	rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig = fullOIDC()
 	rt.Spec.Shoot.Provider.InfrastructureConfig = &runtime.RawExtension{Raw: []byte(infraConfig)}
 	want := rt.DeepCopy()
 
-	shoot, err := ShootFromRuntime(rt, testOptions)
+	shoot, err := shootFromRuntime(rt, testOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,10 +560,6 @@ func TestShootFromRuntimeSharesNoMemory(t *testing.T) {
 	*w.MaxSurge = intstr.FromInt32(99)
 	*w.Volume.Type = "changed"
 	*w.Machine.Image.Version = "changed"
-	oidc := shootOIDC(shoot)
-	oidc.SigningAlgs[0] = "changed"
-	oidc.RequiredClaims["aud"] = "changed"
-	*oidc.ClientID = "changed"
 	shoot.Spec.Provider.InfrastructureConfig.Raw[0] = 'X'
 
 	if !reflect.DeepEqual(rt, want) {
@@ -677,7 +661,7 @@ func extension(t *testing.T, shoot *gardencorev1beta1.Shoot, typ string) gardenc
 // fullOIDC sets every OIDC field.
 func fullOIDC() infrav1.OIDCConfig {
 	return infrav1.OIDCConfig{
-		CABundle:       ptr.To("-----BEGIN CERTIFICATE-----"),
+		CABundle:       ptr.To(testCA),
 		ClientID:       ptr.To("client"),
 		GroupsClaim:    ptr.To("groups"),
 		GroupsPrefix:   ptr.To("oidc:"),
@@ -703,12 +687,35 @@ func readFixture(t *testing.T, name string) *infrav1.Runtime {
 	return rt
 }
 
-// shootOIDC is the shoot's OIDC provider, nil when it has none.
+// shootFromRuntime renders rt as a new shoot and returns only the Shoot.
+func shootFromRuntime(rt *infrav1.Runtime, opts ConvertOptions) (*gardencorev1beta1.Shoot, error) {
+	r, err := Render(rt, nil, opts)
+	return r.Shoot, err
+}
+
+// expectAPIVersion checks the apiVersion and kind of a provider config.
+func expectAPIVersion(t *testing.T, field string, got *runtime.RawExtension, apiVersion, kind string) {
+	t.Helper()
+	if got == nil {
+		t.Errorf("%s is nil, want a %s %s", field, apiVersion, kind)
+		return
+	}
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(got.Raw, &tm); err != nil {
+		t.Errorf("%s does not decode: %v", field, err)
+		return
+	}
+	if tm.APIVersion != apiVersion || tm.Kind != kind {
+		t.Errorf("%s is %s %s, want %s %s", field, tm.APIVersion, tm.Kind, apiVersion, kind)
+	}
+}
+
+// shootOIDC is the shoot's legacy OIDC provider, nil when it has none.
 func shootOIDC(shoot *gardencorev1beta1.Shoot) *gardencorev1beta1.OIDCConfig {
 	if shoot.Spec.Kubernetes.KubeAPIServer == nil {
 		return nil
 	}
-	return shoot.Spec.Kubernetes.KubeAPIServer.OIDCConfig //nolint:staticcheck // SA1019: the converter sets this deprecated field on purpose.
+	return shoot.Spec.Kubernetes.KubeAPIServer.OIDCConfig //nolint:staticcheck // SA1019: the tests check the converter never sets it.
 }
 
 // criName is the worker's CRI name, nil when the worker has no CRI.
@@ -761,3 +768,17 @@ func expectRaw(t *testing.T, field string, got *runtime.RawExtension, want strin
 		t.Errorf("%s = %s, want %s", field, got.Raw, want)
 	}
 }
+
+// testCA is a self-signed certificate, so CA bundles pass Kubernetes' validation of an
+// AuthenticationConfiguration, which parses them.
+const testCA = `-----BEGIN CERTIFICATE-----
+MIIBezCCASGgAwIBAgIBATAKBggqhkjOPQQDAjAlMSMwIQYDVQQDExppc3N1ZXIu
+ZXhhbXBsZS5jb20gdGVzdCBDQTAeFw0yNjAxMDEwMDAwMDBaFw00NjAxMDEwMDAw
+MDBaMCUxIzAhBgNVBAMTGmlzc3Vlci5leGFtcGxlLmNvbSB0ZXN0IENBMFkwEwYH
+KoZIzj0CAQYIKoZIzj0DAQcDQgAEM+5rZaVO9L6OtgRPVBLhURJ7WygZr/EnVnrl
+ID/T9qcGtR0mubLZ67dTf82PL0/iRV4RYRNyol6cYYt59fJ8fKNCMEAwDgYDVR0P
+AQH/BAQDAgIEMA8GA1UdEwEB/wQFMAMBAf8wHQYDVR0OBBYEFLeExb8FsHRvjfAl
+ttVWbGr0j+6QMAoGCCqGSM49BAMCA0gAMEUCIQC8aJSEAib9hmmD0iD+okHl8ZPT
+JznqSelt/MyvFRtuMwIgZ0T5/t476CmofFYCoG0qfCCJWOjW//SJ1oIKrJIA4SA=
+-----END CERTIFICATE-----
+`

@@ -79,5 +79,10 @@ func openIDConnectSpec(in infrav1.OIDCConfig) map[string]any {
 	if in.CABundle != nil && *in.CABundle != "" {
 		spec["caBundle"] = base64.StdEncoding.EncodeToString([]byte(*in.CABundle))
 	}
+	if len(in.JWKS) > 0 {
+		// The key set the issuer would serve, given offline: the authenticator then skips the
+		// issuer's jwks_uri.
+		spec["jwks"] = map[string]any{"keys": base64.StdEncoding.EncodeToString(in.JWKS)}
+	}
 	return spec
 }

@@ -55,7 +55,7 @@ func TestOpenIDConnectsMapsEveryField(t *testing.T) {
 	})
 	expectEqual(t, "second name", got[1].GetName(), "kyma-oidc-1")
 	expectDeepEqual(t, "second spec", got[1].Object["spec"], map[string]any{
-		"caBundle":             base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----")),
+		"caBundle":             base64.StdEncoding.EncodeToString([]byte(testCA)),
 		"clientID":             "client",
 		"groupsClaim":          "groups",
 		"groupsPrefix":         "oidc:",

@@ -8,6 +8,7 @@ import (
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -61,6 +63,12 @@ type Options struct {
 	RotateAfter        float64
 	// DefaultKubernetesVersion is used for runtimes that name none.
 	DefaultKubernetesVersion string
+	// DefaultMachineImage and DefaultMachineImageVersion are used for worker pools that name no
+	// image; empty leaves it to Gardener's cloud profile.
+	DefaultMachineImage, DefaultMachineImageVersion string
+	// DefaultOIDC is the operators' OIDC provider, the main provider of runtimes that name none.
+	// Without an issuer URL there is none.
+	DefaultOIDC infrav1.OIDCConfig
 	// SkipNameValidation allows several managers in one process (tests, the local environment).
 	SkipNameValidation bool
 }
@@ -120,6 +128,39 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.KubeconfigLifetime, "kubeconfig-lifetime", o.KubeconfigLifetime, "expiration requested for admin kubeconfigs")
 	fs.Float64Var(&o.RotateAfter, "kubeconfig-rotate-after", o.RotateAfter, "fraction of the kubeconfig lifetime after which it is rotated")
 	fs.StringVar(&o.DefaultKubernetesVersion, "default-kubernetes-version", o.DefaultKubernetesVersion, "Kubernetes version of runtimes that name none")
+	fs.StringVar(&o.DefaultMachineImage, "default-machine-image", o.DefaultMachineImage, "machine image of worker pools that name none; empty leaves it to the cloud profile")
+	fs.StringVar(&o.DefaultMachineImageVersion, "default-machine-image-version", o.DefaultMachineImageVersion, "version of the default machine image")
+	bindOIDCFlags(fs, &o.DefaultOIDC)
+}
+
+// bindOIDCFlags registers the default operator OIDC provider's flags.
+func bindOIDCFlags(fs *flag.FlagSet, c *infrav1.OIDCConfig) {
+	str := func(name, usage string, field **string) {
+		fs.Func(name, usage, func(v string) error {
+			*field = &v
+			return nil
+		})
+	}
+	str("default-oidc-issuer-url", "issuer URL of the operators' OIDC provider, the main provider of runtimes that name none", &c.IssuerURL)
+	str("default-oidc-client-id", "client ID of the operators' OIDC provider", &c.ClientID)
+	str("default-oidc-username-claim", "username claim of the operators' OIDC provider (default sub)", &c.UsernameClaim)
+	str("default-oidc-username-prefix", "username prefix of the operators' OIDC provider; - for none", &c.UsernamePrefix)
+	str("default-oidc-groups-claim", "groups claim of the operators' OIDC provider", &c.GroupsClaim)
+}
+
+// ConvertOptions returns the converter defaults the options configure; the namespace is the
+// Gardener project's.
+func (o Options) ConvertOptions() gardener.ConvertOptions {
+	c := gardener.ConvertOptions{
+		Namespace:                  "garden-" + o.GardenProject,
+		DefaultKubernetesVersion:   o.DefaultKubernetesVersion,
+		DefaultMachineImage:        o.DefaultMachineImage,
+		DefaultMachineImageVersion: o.DefaultMachineImageVersion,
+	}
+	if o.DefaultOIDC.IssuerURL != nil && *o.DefaultOIDC.IssuerURL != "" {
+		c.DefaultOIDC = o.DefaultOIDC.DeepCopy()
+	}
+	return c
 }
 
 // NewScheme returns the scheme of every type the manager reads or writes.
@@ -167,7 +208,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		Client:              mgr.GetClient(),
 		Garden:              gardenCluster.GetClient(),
 		GardenNamespace:     ns,
-		Convert:             gardener.ConvertOptions{DefaultKubernetesVersion: o.DefaultKubernetesVersion},
+		Convert:             o.ConvertOptions(),
 		Policy:              o.Policy,
 		ShootCreateDeadline: o.ShootCreateDeadline,
 		ShootDeleteDeadline: o.ShootDeleteDeadline,
@@ -203,6 +244,8 @@ func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (c
 	c, err := cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = scheme
 		co.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{"garden-" + o.GardenProject: {}}}
+		// Seeds are read once per shoot creation and ConfigMaps only written: no informers.
+		co.Client = client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&gardencorev1beta1.Seed{}, &corev1.ConfigMap{}}}}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("garden cluster: %w", err)

@@ -31,6 +31,7 @@ const (
 // Step names: the rows of the transition table.
 const (
 	StepInitialise            = "Initialise"
+	StepApplyAuthentication   = "ApplyAuthentication"
 	StepApplyShoot            = "ApplyShoot"
 	StepWaitForShoot          = "WaitForShoot"
 	StepEnsureGardenerCluster = "EnsureGardenerCluster"
@@ -40,6 +41,7 @@ const (
 	StepDeleteGardenerCluster = "DeleteGardenerCluster"
 	StepDeleteShoot           = "DeleteShoot"
 	StepWaitForShootDeletion  = "WaitForShootDeletion"
+	StepDeleteAuthentication  = "DeleteAuthentication"
 	StepRemoveFinalizer       = "RemoveFinalizer"
 )
 
@@ -87,7 +89,8 @@ func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
 		Start:    StepInitialise,
 		Deletion: StepDeleteGardenerCluster,
 		Steps: []fsm.Step[*infrav1.Runtime]{
-			{Name: StepInitialise, Run: s.initialise, Next: []string{StepApplyShoot}},
+			{Name: StepInitialise, Run: s.initialise, Next: []string{StepApplyAuthentication}},
+			{Name: StepApplyAuthentication, Run: s.applyAuthentication, Next: []string{StepApplyShoot}},
 			{Name: StepApplyShoot, Run: s.applyShoot, Next: []string{StepWaitForShoot}},
 			{Name: StepWaitForShoot, Run: s.waitForShoot, Next: []string{StepEnsureGardenerCluster}, Deadline: cfg.ShootCreateDeadline},
 			{Name: StepEnsureGardenerCluster, Run: s.ensureGardenerCluster, Next: []string{StepWaitForKubeconfig}},
@@ -95,8 +98,9 @@ func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
 			{Name: StepConfigureOIDC, Run: s.configureOIDC, Next: []string{StepConfigureCluster}},
 			{Name: StepConfigureCluster, Run: s.configureCluster},
 			{Name: StepDeleteGardenerCluster, Run: s.deleteGardenerCluster, Next: []string{StepDeleteShoot}},
-			{Name: StepDeleteShoot, Run: s.deleteShoot, Next: []string{StepWaitForShootDeletion, StepRemoveFinalizer}},
-			{Name: StepWaitForShootDeletion, Run: s.waitForShootDeletion, Next: []string{StepRemoveFinalizer}, Deadline: cfg.ShootDeleteDeadline},
+			{Name: StepDeleteShoot, Run: s.deleteShoot, Next: []string{StepWaitForShootDeletion, StepDeleteAuthentication}},
+			{Name: StepWaitForShootDeletion, Run: s.waitForShootDeletion, Next: []string{StepDeleteAuthentication}, Deadline: cfg.ShootDeleteDeadline},
+			{Name: StepDeleteAuthentication, Run: s.deleteAuthentication, Next: []string{StepRemoveFinalizer}},
 			{Name: StepRemoveFinalizer, Run: s.removeFinalizer},
 		},
 		DefaultPolicy: cfg.Policy,

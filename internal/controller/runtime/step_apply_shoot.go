@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strings"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,20 +18,29 @@ import (
 )
 
 // applyShoot makes the shoot match the Runtime with a server-side apply under the controller's
-// field manager. The shoot's name is the Runtime's shoot name, so applying again after a lost
-// reply finds the same shoot instead of creating a second one, and fields the controller
-// applied before but no longer wants are removed by the apply. The one thing apply cannot
-// remove is a worker pool that another field manager also lists; removeWorkers does.
+// field manager. It first reads the shoot as Gardener has it, so the render keeps what a
+// running shoot cannot change (network layout, versions it already runs), and before the first
+// create of a Runtime that enforces its seed location it checks that a ready seed serves the
+// region. The shoot's name is the Runtime's shoot name, so applying again after a lost reply
+// finds the same shoot instead of creating a second one, and fields the controller applied
+// before but no longer wants are removed by the apply. The one thing apply cannot remove is a
+// worker pool that another field manager also lists; removeWorkers does.
 func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
-	shoot, err := gardener.ShootFromRuntime(rt, s.Convert)
+	current, err := s.currentShoot(ctx, rt)
 	if err != nil {
-		return fsm.Fail(fmt.Errorf("convert runtime to shoot: %w", err))
+		return fsm.Fail(err)
 	}
-	if shoot.Labels == nil {
-		shoot.Labels = map[string]string{}
+	if current == nil {
+		if err := s.checkSeed(ctx, rt); err != nil {
+			return fsm.Fail(err)
+		}
 	}
-	shoot.Labels[LabelRuntimeName] = rt.Name
-	shoot.Labels[LabelRuntimeNamespace] = rt.Namespace
+	r, err := Render(rt, current, s.Convert)
+	if err != nil {
+		return fsm.Fail(err)
+	}
+	setVersionsCondition(rt, r.Kept)
+	shoot := r.Shoot
 	ac, err := applyConfiguration(shoot)
 	if err != nil {
 		return fsm.Fail(err)
@@ -40,6 +52,53 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		return fsm.Fail(err)
 	}
 	return fsm.Next(StepWaitForShoot)
+}
+
+// Render returns exactly the objects the controller writes to the garden for rt, given the
+// shoot as Gardener has it (nil before it exists): the structured authentication ConfigMap and
+// the Shoot, labelled with their Runtime. The steps and `kubectl runtime render` both call it.
+func Render(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts gardener.ConvertOptions) (gardener.Rendered, error) {
+	r, err := gardener.Render(rt, current, opts)
+	if err != nil {
+		return r, fmt.Errorf("convert runtime to shoot: %w", err)
+	}
+	for _, obj := range r.Objects() {
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		maps.Copy(labels, ownerLabels(rt))
+		obj.SetLabels(labels)
+	}
+	return r, nil
+}
+
+// currentShoot returns the runtime's shoot as Gardener has it, or nil when it does not exist.
+func (s steps) currentShoot(ctx context.Context, rt *infrav1.Runtime) (*gardencorev1beta1.Shoot, error) {
+	shoot := &gardencorev1beta1.Shoot{}
+	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err)
+	}
+	return shoot, nil
+}
+
+// setVersionsCondition says whether the shoot runs the versions the Runtime asks for, or which
+// ones were kept higher because Gardener refuses a downgrade.
+func setVersionsCondition(rt *infrav1.Runtime, kept []gardener.KeptVersion) {
+	if len(kept) == 0 {
+		setCondition(rt, infrav1.ConditionVersionsAsRequested, true, ReasonVersionsAsRequested, "The shoot runs the requested versions")
+		return
+	}
+	parts := make([]string, 0, len(kept))
+	for _, k := range kept {
+		parts = append(parts, k.String())
+	}
+	setCondition(rt, infrav1.ConditionVersionsAsRequested, false, ReasonDowngradeRefused,
+		"Gardener does not downgrade a running shoot: "+strings.Join(parts, "; "))
 }
 
 // removeWorkers removes the worker pools of the applied shoot that the Runtime does not want.

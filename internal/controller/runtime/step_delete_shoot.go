@@ -20,7 +20,7 @@ func (s steps) deleteShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome
 	shoot := &gardencorev1beta1.Shoot{}
 	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
 	if apierrors.IsNotFound(err) {
-		return fsm.Next(StepRemoveFinalizer)
+		return fsm.Next(StepDeleteAuthentication)
 	}
 	if err != nil {
 		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))

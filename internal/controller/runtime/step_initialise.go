@@ -24,5 +24,5 @@ func (s steps) initialise(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 			return fsm.Fail(fmt.Errorf("add finalizer: %w", err))
 		}
 	}
-	return fsm.Next(StepApplyShoot)
+	return fsm.Next(StepApplyAuthentication)
 }

@@ -21,7 +21,7 @@ func (s steps) waitForShootDeletion(ctx context.Context, rt *infrav1.Runtime) fs
 	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
 	if apierrors.IsNotFound(err) {
 		setCondition(rt, infrav1.ConditionDeprovisioned, true, "ShootDeleted", "Shoot "+rt.Spec.Shoot.Name+" is gone")
-		return fsm.Next(StepRemoveFinalizer)
+		return fsm.Next(StepDeleteAuthentication)
 	}
 	if err != nil {
 		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))

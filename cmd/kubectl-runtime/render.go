@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+)
+
+// render prints the garden objects of one Runtime, as the manager with the given defaults
+// would write them. The defaults are the manager's own flags, so a render matches a manager
+// started with the same ones.
+func render(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("f", "", "the Runtime manifest to render (required)")
+	shootFile := fs.String("shoot", "", "the shoot as Gardener has it, to render an update: versions never go below it and its network layout is kept")
+	configFile := fs.String("config", "", "the landscape's converter configuration file")
+	opts := manager.DefaultOptions()
+	opts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	if *file == "" {
+		fs.Usage()
+		return errors.New("render: -f RUNTIME.yaml is required")
+	}
+	if *configFile != "" {
+		return errors.New("render: --config: landscape configuration files are not supported yet; use the manager's --default-* flags")
+	}
+	rt := &infrav1.Runtime{}
+	if err := readYAML(*file, rt); err != nil {
+		return err
+	}
+	var current *gardencorev1beta1.Shoot
+	if *shootFile != "" {
+		current = &gardencorev1beta1.Shoot{}
+		if err := readYAML(*shootFile, current); err != nil {
+			return err
+		}
+	}
+	convert := opts.ConvertOptions()
+	r, err := runtimectrl.Render(rt, current, convert)
+	if err != nil {
+		return err
+	}
+	data, err := r.YAML()
+	if err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	if _, err := stdout.Write(data); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	for _, k := range r.Kept {
+		fmt.Fprintf(stderr, "kubectl-runtime: %s\n", k)
+	}
+	return nil
+}
+
+// readYAML decodes one YAML manifest file strictly: a field the type does not know is an error,
+// as the API server would prune or refuse it.
+func readYAML(path string, into any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
+		return fmt.Errorf("render: decode %s: %w", path, err)
+	}
+	return nil
+}

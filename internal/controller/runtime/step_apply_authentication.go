@@ -1,0 +1,44 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+)
+
+// applyAuthentication writes the structured authentication ConfigMap of the runtime's shoot
+// (structured-auth-config-<shoot> in the project namespace) with a server-side apply, before the
+// shoot that references it: Gardener refuses a shoot whose ConfigMap does not exist. A Runtime
+// without a main OIDC provider and without a landscape default gets none. A ConfigMap that is
+// no longer wanted stays until deprovisioning, since the shoot may still reference it until
+// its next reconciliation.
+func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
+	r, err := Render(rt, nil, s.Convert)
+	if err != nil {
+		return fsm.Fail(err)
+	}
+	cm := r.AuthenticationConfig
+	if cm == nil {
+		return fsm.Next(StepApplyShoot)
+	}
+	ac, err := applyConfiguration(cm)
+	if err != nil {
+		return fsm.Fail(err)
+	}
+	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fsm.Fail(fmt.Errorf("apply authentication configuration %s: %w", cm.Name, err))
+	}
+	return fsm.Next(StepApplyShoot)
+}
+
+// ownerLabels are the labels that tie an object the controller writes to its Runtime.
+func ownerLabels(rt *infrav1.Runtime) map[string]string {
+	return map[string]string{
+		LabelRuntimeName:      rt.Name,
+		LabelRuntimeNamespace: rt.Namespace,
+	}
+}

@@ -1,0 +1,150 @@
+package gardener
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiserverv1beta1 "k8s.io/apiserver/pkg/apis/apiserver/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+)
+
+// AuthenticationConfigKey is the key of the structured authentication ConfigMap that holds the
+// AuthenticationConfiguration, the key Gardener reads.
+const AuthenticationConfigKey = "config.yaml"
+
+// Claims and prefixes of the legacy --oidc-* flags of kube-apiserver, which the Runtime API's
+// OIDC fields mirror.
+const (
+	// defaultUsernameClaim is --oidc-username-claim's default.
+	defaultUsernameClaim = "sub"
+	// emailClaim is the one claim the legacy flags did not prefix by default.
+	emailClaim = "email"
+	// noPrefix is the legacy flags' way to ask for no prefix at all.
+	noPrefix = "-"
+)
+
+// AuthenticationConfigName names the structured authentication ConfigMap of a shoot in the
+// project namespace.
+func AuthenticationConfigName(shoot string) string {
+	return "structured-auth-config-" + shoot
+}
+
+// mainOIDC returns the Runtime's main OIDC provider, or the operators' default when the Runtime
+// sets none of its fields; nil when there is neither.
+func mainOIDC(rt *infrav1.Runtime, opts ConvertOptions) *infrav1.OIDCConfig {
+	if in := rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig; !reflect.ValueOf(in).IsZero() {
+		return &in
+	}
+	return opts.DefaultOIDC
+}
+
+// authenticationConfigMap returns the ConfigMap that the Shoot's structured authentication
+// references, holding one JWT authenticator for the main OIDC provider; nil when there is no
+// main provider. The additional providers are not in it: they are OpenIDConnect resources in
+// the runtime cluster (see OpenIDConnects).
+func authenticationConfigMap(rt *infrav1.Runtime, opts ConvertOptions) (*corev1.ConfigMap, error) {
+	oidc := mainOIDC(rt, opts)
+	if oidc == nil {
+		return nil, nil
+	}
+	cfg := apiserverv1beta1.AuthenticationConfiguration{
+		TypeMeta: metav1.TypeMeta{
+			APIVersion: apiserverv1beta1.ConfigSchemeGroupVersion.String(),
+			Kind:       "AuthenticationConfiguration",
+		},
+		JWT: []apiserverv1beta1.JWTAuthenticator{jwtAuthenticator(*oidc)},
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("encode authentication configuration of runtime %s: %w", rt.Name, err)
+	}
+	// Gardener refuses a ConfigMap that kube-apiserver would not load; say so now, naming the
+	// Runtime's field, rather than after a round trip.
+	if err := ValidateAuthenticationConfig(data); err != nil {
+		return nil, fmt.Errorf("OIDC provider %s of runtime %s (spec.shoot.kubernetes.kubeAPIServer.oidcConfig or the default): %w",
+			deref(oidc.IssuerURL), rt.Name, err)
+	}
+	return &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      AuthenticationConfigName(rt.Spec.Shoot.Name),
+			Namespace: opts.Namespace,
+		},
+		Data: map[string]string{AuthenticationConfigKey: string(data)},
+	}, nil
+}
+
+// jwtAuthenticator turns one OIDC provider, given as the legacy flags describe it, into the JWT
+// authenticator kube-apiserver would have built from those flags. Structured authentication
+// wants every prefix written out, so the defaults the flags implied are made explicit here:
+// the username claim is sub unless named; its prefix is the issuer URL followed by '#' unless
+// the claim is email; "-" means no prefix; groups get no prefix unless named. Signing
+// algorithms have no counterpart: kube-apiserver accepts the asymmetric JOSE algorithms, which
+// the Runtime API already limits signingAlgs to.
+func jwtAuthenticator(in infrav1.OIDCConfig) apiserverv1beta1.JWTAuthenticator {
+	issuer := deref(in.IssuerURL)
+	out := apiserverv1beta1.JWTAuthenticator{
+		Issuer: apiserverv1beta1.Issuer{
+			URL:                  issuer,
+			CertificateAuthority: deref(in.CABundle),
+			Audiences:            []string{deref(in.ClientID)},
+		},
+	}
+	claim := deref(in.UsernameClaim)
+	if claim == "" {
+		claim = defaultUsernameClaim
+	}
+	out.ClaimMappings.Username = apiserverv1beta1.PrefixedClaimOrExpression{
+		Claim:  claim,
+		Prefix: usernamePrefix(in.UsernamePrefix, claim, issuer),
+	}
+	if groups := deref(in.GroupsClaim); groups != "" {
+		out.ClaimMappings.Groups = apiserverv1beta1.PrefixedClaimOrExpression{
+			Claim:  groups,
+			Prefix: explicitPrefix(in.GroupsPrefix),
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(in.RequiredClaims)) {
+		out.ClaimValidationRules = append(out.ClaimValidationRules, apiserverv1beta1.ClaimValidationRule{
+			Claim:         name,
+			RequiredValue: in.RequiredClaims[name],
+		})
+	}
+	return out
+}
+
+// usernamePrefix is the prefix --oidc-username-prefix would have applied: the given one ("-"
+// for none), or by default none for email and "<issuer>#" for any other claim.
+func usernamePrefix(given *string, claim, issuer string) *string {
+	if given != nil {
+		return explicitPrefix(given)
+	}
+	if claim == emailClaim {
+		return new(string)
+	}
+	p := issuer + "#"
+	return &p
+}
+
+// explicitPrefix returns the given prefix, with "-" and unset meaning none: always non-nil, as
+// structured authentication requires a prefix wherever a claim is mapped.
+func explicitPrefix(given *string) *string {
+	if given == nil || *given == noPrefix {
+		return new(string)
+	}
+	p := *given
+	return &p
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
