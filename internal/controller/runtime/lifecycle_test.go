@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,9 +67,8 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// startManager runs both controllers against the test API server and the simulator, with the
-// wiring cmd/manager uses and short policies and deadlines.
-func startManager() (func(), error) {
+// managerOptions are the manager's options in these tests: short policies and deadlines.
+func managerOptions() manager.Options {
 	o := manager.DefaultOptions()
 	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, "0", "0", 4, true
 	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: testAttempts, Jitter: 0.5}
@@ -76,6 +76,13 @@ func startManager() (func(), error) {
 	o.CircuitThreshold, o.CircuitCooldown = 5, 3*time.Second
 	// The shortest lifetime Gardener grants, rotated after about 6s, so rotation is seen.
 	o.KubeconfigLifetime, o.RotateAfter = 10*time.Minute, 0.01
+	return o
+}
+
+// startManager runs both controllers against the test API server and the simulator, with the
+// wiring cmd/manager uses and short policies and deadlines.
+func startManager() (func(), error) {
+	o := managerOptions()
 	mgr, err := manager.New(env.Config, sim.RESTConfig(), o)
 	if err != nil {
 		return nil, err
@@ -173,32 +180,26 @@ func waitForRuntime(t *testing.T, rt *infrav1.Runtime, timeout time.Duration, wh
 	return got
 }
 
+// assertShootMatches checks the shoot Gardener has against what `kubectl runtime render` says
+// the manager writes for rt: every field of the render holds the same value in the shoot (which
+// may carry more, defaulted by Gardener), and the structured authentication ConfigMap exists
+// with the rendered configuration.
 func assertShootMatches(t *testing.T, rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot) {
 	t.Helper()
-	s := rt.Spec.Shoot
-	checks := []struct {
-		field     string
-		got, want any
-	}{
-		{"purpose", string(ptr.Deref(shoot.Spec.Purpose, "")), s.Purpose},
-		{"region", shoot.Spec.Region, s.Region},
-		{"secretBindingName", ptr.Deref(shoot.Spec.SecretBindingName, ""), s.SecretBindingName},
-		{"kubernetes.version", shoot.Spec.Kubernetes.Version, ptr.Deref(s.Kubernetes.Version, "")},
-		{"provider.type", shoot.Spec.Provider.Type, s.Provider.Type},
-		{"workers", len(shoot.Spec.Provider.Workers), len(s.Provider.Workers)},
-		{"workers[0].machine.type", shoot.Spec.Provider.Workers[0].Machine.Type, s.Provider.Workers[0].Machine.Type},
-		{"workers[0].minimum", shoot.Spec.Provider.Workers[0].Minimum, s.Provider.Workers[0].Minimum},
-		{"workers[0].maximum", shoot.Spec.Provider.Workers[0].Maximum, s.Provider.Workers[0].Maximum},
-		{"workers[0].zones", fmt.Sprint(shoot.Spec.Provider.Workers[0].Zones), fmt.Sprint(s.Provider.Workers[0].Zones)},
-		{"networking.pods", ptr.Deref(shoot.Spec.Networking.Pods, ""), s.Networking.Pods},
-		{"networking.nodes", ptr.Deref(shoot.Spec.Networking.Nodes, ""), s.Networking.Nodes},
-		{"networking.services", ptr.Deref(shoot.Spec.Networking.Services, ""), s.Networking.Services},
-		{"oidc.issuerURL", ptr.Deref(shoot.Spec.Kubernetes.KubeAPIServer.OIDCConfig.IssuerURL, ""), ptr.Deref(s.Kubernetes.KubeAPIServer.OidcConfig.IssuerURL, "")}, //nolint:staticcheck // the shoot field the converter fills for Kubernetes < 1.32.
+	want, err := runtimectrl.Render(rt, shoot, managerOptions().ConvertOptions())
+	if err != nil {
+		t.Fatalf("render: %v", err)
 	}
-	for _, c := range checks {
-		if c.got != c.want {
-			t.Errorf("shoot %s: got %v, want %v", c.field, c.got, c.want)
-		}
+	assertSubset(t, "shoot spec", toJSON(t, want.Shoot.Spec), toJSON(t, shoot.Spec))
+	if shoot.Spec.Kubernetes.KubeAPIServer == nil || shoot.Spec.Kubernetes.KubeAPIServer.OIDCConfig != nil { //nolint:staticcheck // SA1019: checking it is never set.
+		t.Errorf("shoot kubeAPIServer = %+v, want structured authentication and no oidcConfig", shoot.Spec.Kubernetes.KubeAPIServer)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := garden.Get(t.Context(), client.ObjectKey{Namespace: shoot.Namespace, Name: gardener.AuthenticationConfigName(shoot.Name)}, cm); err != nil {
+		t.Fatalf("structured authentication ConfigMap: %v", err)
+	}
+	if got, want := cm.Data[gardener.AuthenticationConfigKey], want.AuthenticationConfig.Data[gardener.AuthenticationConfigKey]; got != want {
+		t.Errorf("structured authentication config.yaml = %q, want %q", got, want)
 	}
 	extensions := map[string]gardencorev1beta1.Extension{}
 	for _, e := range shoot.Spec.Extensions {
@@ -214,6 +215,50 @@ func assertShootMatches(t *testing.T, rt *infrav1.Runtime, shoot *gardencorev1be
 	wantBlackholing := fmt.Sprintf(`"blackholingEnabled":%t`, rt.Spec.Security.Networking.Filter.Ingress != nil && rt.Spec.Security.Networking.Filter.Ingress.Enabled)
 	if filter.ProviderConfig == nil || !strings.Contains(string(filter.ProviderConfig.Raw), wantBlackholing) {
 		t.Errorf("shoot extension %s: providerConfig %v, want it to hold %s", gardener.ExtensionNetworkingFilter, filter.ProviderConfig, wantBlackholing)
+	}
+}
+
+// toJSON returns v as decoded JSON.
+func toJSON(t *testing.T, v any) any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// assertSubset checks that every field of want holds the same value in got. Lists must have the
+// same length, element by element.
+func assertSubset(t *testing.T, path string, want, got any) {
+	t.Helper()
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			t.Errorf("%s: got %v, want an object", path, got)
+			return
+		}
+		for k, v := range w {
+			assertSubset(t, path+"."+k, v, g[k])
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			t.Errorf("%s: got %v, want %v", path, got, want)
+			return
+		}
+		for i := range w {
+			assertSubset(t, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])
+		}
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			t.Errorf("%s: got %v, want %v", path, got, want)
+		}
 	}
 }
 
