@@ -440,6 +440,9 @@ func machineImage(in *gardencorev1beta1.ShootMachineImage, opts ConvertOptions) 
 // ones with the layout upstream's shoots have.
 func (b *shootBuilder) providerConfigs(pools []gardencorev1beta1.Worker) (provider.Configs, error) {
 	in := b.rt.Spec.Shoot.Provider
+	if in.InfrastructureConfig != nil && in.ControlPlaneConfig != nil {
+		return provider.Configs{Infrastructure: in.InfrastructureConfig.DeepCopy(), ControlPlane: in.ControlPlaneConfig.DeepCopy()}, nil
+	}
 	var existing provider.Configs
 	if b.current != nil {
 		existing = provider.Configs{

@@ -72,7 +72,6 @@ type alicloudControlPlaneConfig struct {
 var alicloudLayout = evenSlots(TypeAlicloud)
 
 var alicloudProvider = provider{
-	name: TypeAlicloud,
 	zone: nonEmptyZone(TypeAlicloud),
 	newInfrastructure: func(in Input, zones []string) (any, error) {
 		if err := needZones(TypeAlicloud, zones); err != nil {

@@ -11,6 +11,9 @@ import (
 // awsAPIVersion is the aws extension's API group and version.
 const awsAPIVersion = "aws.provider.extensions.gardener.cloud/v1alpha1"
 
+// awsSmallestSubnet is the longest prefix of an AWS subnet.
+const awsSmallestSubnet = 28
+
 // awsLayout is upstream's aws layout. Nodes n.n.0.0/p is cut into four /(p+2) blocks. Each of
 // the first three zones takes one: workers /(p+3), then public and internal /(p+4). The fourth
 // block holds up to five more zones with workers, public and internal /(p+6) each, one after
@@ -24,9 +27,9 @@ var awsLayout = layout{
 	shortest: 16,
 	longest: func(i int) int {
 		if i < 3 {
-			return 28 - 4
+			return awsSmallestSubnet - 4
 		}
-		return 28 - 6
+		return awsSmallestSubnet - 6
 	},
 	slot: func(nodes netip.Prefix, i int) []netip.Prefix {
 		p := nodes.Bits()
@@ -49,7 +52,6 @@ var awsLayout = layout{
 }
 
 var awsProvider = provider{
-	name: TypeAWS,
 	zone: nonEmptyZone(TypeAWS),
 	newInfrastructure: func(in Input, zones []string) (any, error) {
 		if err := needZones(TypeAWS, zones); err != nil {

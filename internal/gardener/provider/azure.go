@@ -24,12 +24,12 @@ var azureLayout = evenSlots(TypeAzure)
 
 // azureProvider builds zoned configs, or Azure lite ones for a Runtime without zones. Azure
 // lite is what upstream calls shoots without zones (the old non-zoned azure_lite plan): one
-// subnet, networks.workers = nodes, in a VNet of nodes, not zoned. A single zone is not lite:
-// it gets the zoned layout with one subnet. Zones are never added to a lite config: its
-// workers all share the one subnet, and Azure forbids turning a non-zoned shoot into a zoned
-// one.
+// subnet, networks.workers = nodes, in a VNet of nodes, not zoned, as the provisioner made
+// them. A single zone is not lite: it gets the zoned layout with one subnet. Zones are never
+// added to a config with a single subnet (Azure lite, or a zoned shoot of that older layout):
+// its workers share the one subnet whatever their zone, Azure forbids making a non-zoned shoot
+// zoned, and upstream leaves these configs alone too.
 var azureProvider = provider{
-	name: TypeAzure,
 	zone: azureZone,
 	newInfrastructure: func(in Input, zones []string) (any, error) {
 		nodes, err := azureLayout.parseNodes(in.Nodes)

@@ -16,7 +16,6 @@ const gcpAPIVersion = "gcp.provider.extensions.gardener.cloud/v1alpha1"
 // provisioner before it) does, and the control plane in the first zone. Zones are not part of
 // gcp's infrastructureConfig, so an existing one never changes.
 var gcpProvider = provider{
-	name: TypeGCP,
 	newInfrastructure: func(in Input, _ []string) (any, error) {
 		nodes, err := parseNodes(in.Nodes)
 		if err != nil {

@@ -24,7 +24,6 @@ const (
 // subnet, behind the default floating pool. Zones are not part of openstack's
 // infrastructureConfig, so an existing one never changes.
 var openstackProvider = provider{
-	name: TypeOpenStack,
 	newInfrastructure: func(in Input, _ []string) (any, error) {
 		nodes, err := parseNodes(in.Nodes)
 		if err != nil {

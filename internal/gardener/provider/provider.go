@@ -82,8 +82,9 @@ type Configs struct {
 // unless in.Zones has a zone it does not declare; then it appends subnets for the new zones in
 // the next free slots of the same layout and keeps everything else, existing zones and fields
 // this package does not know included. Zones are never removed, and configs without per-zone
-// subnets (gcp, openstack, Azure lite) never change. An existing controlPlaneConfig is always
-// returned as it is; a missing one is generated. Build does not copy what it returns unchanged.
+// subnets (gcp, openstack, single-subnet azure such as Azure lite) never change. An existing
+// controlPlaneConfig is always returned as it is; a missing one is generated. Build does not
+// copy what it returns unchanged.
 func Build(in Input, existing Configs) (Configs, error) {
 	p, err := lookup(in.Type)
 	if err != nil {
@@ -121,9 +122,11 @@ func Build(in Input, existing Configs) (Configs, error) {
 	return out, nil
 }
 
-// ZonesOf returns the zones an infrastructureConfig of provider type t declares, in its order.
-// It returns nil for gcp and openstack, whose infrastructureConfig has no zones, for an Azure
-// lite config (one subnet for all zones, networks.workers) and for a nil config.
+// ZonesOf returns the zones an infrastructureConfig of provider type t declares, in its order
+// (Azure zone numbers in decimal). It returns nil for gcp and openstack, whose
+// infrastructureConfig has no zones, for an azure config with a single subnet for all zones
+// (networks.workers: Azure lite, and zoned shoots of the older single-subnet layout), whose
+// workers may use any zone, and for a nil config.
 func ZonesOf(t string, infra *runtime.RawExtension) ([]string, error) {
 	p, err := lookup(t)
 	if err != nil {
@@ -138,8 +141,6 @@ func ZonesOf(t string, infra *runtime.RawExtension) ([]string, error) {
 
 // provider is one hyperscaler's generator. Every function is pure.
 type provider struct {
-	// name is the provider type, for messages.
-	name string
 	// zone validates a zone name and returns it in the form the infrastructureConfig uses;
 	// nil takes names as they are.
 	zone func(name string) (string, error)
