@@ -92,7 +92,7 @@ func DefaultOptions() Options {
 		Poll:                     30 * time.Second,
 		KubeconfigLifetime:       24 * time.Hour,
 		RotateAfter:              0.5,
-		DefaultKubernetesVersion: "1.30.5",
+		DefaultKubernetesVersion: "1.33.4",
 	}
 }
 

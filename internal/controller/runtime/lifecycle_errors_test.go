@@ -38,12 +38,20 @@ func newRuntimeWith(t *testing.T, name string, mutate func(*infrav1.Runtime)) *i
 	rt.Name, rt.Spec.Shoot.Name = name, name
 	rt.Labels[infrav1.LabelShootName] = name
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + name
+	withOfferedVersion(rt)
 	mutate(rt)
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteRuntime(t, rt) })
 	return rt
+}
+
+// withOfferedVersion clears the Kubernetes version the upstream examples name, 1.28.7, which
+// current Gardener no longer offers: the simulator refuses it as Gardener does (a test below
+// checks that), so the runtime gets the landscape's default version instead.
+func withOfferedVersion(rt *infrav1.Runtime) {
+	rt.Spec.Shoot.Kubernetes.Version = nil
 }
 
 // deleteRuntime deletes a Runtime and waits until it is gone, so tests leave nothing behind.

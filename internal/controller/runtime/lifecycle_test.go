@@ -159,6 +159,7 @@ func createFixture(t *testing.T, file string) *infrav1.Runtime {
 		t.Fatal(err)
 	}
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + rt.Name
+	withOfferedVersion(rt)
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestSpecChangeReachesShootAndCluster(t *testing.T) {
 	}
 
 	rt.Spec.Shoot.Provider.Workers[0].Maximum = 25
-	rt.Spec.Shoot.Kubernetes.Version = ptr.To("1.29.3")
+	rt.Spec.Shoot.Kubernetes.Version = ptr.To("1.34.1")
 	rt.Spec.Security.Administrators = []string{"a@example.com", "b@example.com", "c@example.com"}
 	if err := env.Client.Update(t.Context(), rt); err != nil {
 		t.Fatal(err)
@@ -91,8 +91,8 @@ func TestSpecChangeReachesShootAndCluster(t *testing.T) {
 	if got := shoot.Spec.Provider.Workers[0].Maximum; got != 25 {
 		t.Errorf("shoot worker maximum: got %d, want 25", got)
 	}
-	if got := shoot.Spec.Kubernetes.Version; got != "1.29.3" {
-		t.Errorf("shoot Kubernetes version: got %s, want 1.29.3", got)
+	if got := shoot.Spec.Kubernetes.Version; got != "1.34.1" {
+		t.Errorf("shoot Kubernetes version: got %s, want 1.34.1", got)
 	}
 	if got := adminSubjects(t, rc); !slices.Equal(got, []string{"a@example.com", "b@example.com", "c@example.com"}) {
 		t.Errorf("administrators: got %v", got)

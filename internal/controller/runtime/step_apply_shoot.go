@@ -15,6 +15,7 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // applyShoot makes the shoot match the Runtime with a server-side apply under the controller's
@@ -46,7 +47,7 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		return fsm.Fail(err)
 	}
 	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fsm.Fail(fmt.Errorf("apply shoot %s: %w", shoot.Name, err))
+		return fsm.Fail(shootWriteError(shoot.Name, err))
 	}
 	if err := s.removeWorkers(ctx, ac, shoot.Spec.Provider.Workers); err != nil {
 		return fsm.Fail(err)
@@ -71,6 +72,21 @@ func Render(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts gardener
 		obj.SetLabels(labels)
 	}
 	return r, nil
+}
+
+// shootWriteError wraps the error of a shoot write. Gardener's admission plugins refuse a shoot
+// they will never accept (a machine type or version the cloud profile does not offer, a
+// missing reference) with 403 Forbidden, which in general may pass; on a write of the shoot,
+// whose permission the manager needs for everything else too, it only passes when someone
+// changes the Runtime or the landscape, so it is a terminal error: the Runtime fails at once
+// with Gardener's message instead of retrying it into exhaustion. Gardener's validation errors
+// (422) are terminal anyway.
+func shootWriteError(name string, err error) error {
+	err = fmt.Errorf("apply shoot %s: %w", name, err)
+	if apierrors.IsForbidden(err) {
+		return retry.Terminal(ReasonShootRefused, err)
+	}
+	return err
 }
 
 // currentShoot returns the runtime's shoot as Gardener has it, or nil when it does not exist.

@@ -17,6 +17,8 @@ const (
 	// ReasonSeedNotFound: the Runtime enforces its seed location and no ready seed serves its
 	// provider and region, so Gardener could never schedule the shoot. Upstream names it so.
 	ReasonSeedNotFound = "SeedNotFound"
+	// ReasonShootRefused: Gardener's admission refused the shoot (403), which no retry changes.
+	ReasonShootRefused = "ShootRefused"
 	// ReasonVersionsAsRequested: the shoot runs the requested versions.
 	ReasonVersionsAsRequested = "AsRequested"
 	// ReasonDowngradeRefused: a requested version is below the running one and was kept.
