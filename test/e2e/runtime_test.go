@@ -84,6 +84,9 @@ func newRuntime(t *testing.T, name string) *infrav1.Runtime {
 	rt.Name, rt.Namespace, rt.Spec.Shoot.Name = name, namespace, name
 	rt.Labels[infrav1.LabelShootName] = name
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + name
+	// The example names Kubernetes 1.28.7, which current Gardener (and so the simulator) no
+	// longer offers; the runtime gets the landscape's default version instead.
+	rt.Spec.Shoot.Kubernetes.Version = nil
 	if err := sys.env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}
