@@ -1,6 +1,7 @@
 package gardensim
 
 import (
+	"context"
 	"fmt"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -66,9 +67,20 @@ func (s *Simulator) SetLifecycleRules(rules []lifecycle.Rule) error { return s.r
 // LifecycleRules returns the lifecycle rules with their hit counts.
 func (s *Simulator) LifecycleRules() []lifecycle.RuleStatus { return s.rules.Get() }
 
-// ApplyScenario replaces both fault and lifecycle rules with the
-// scenario's.
+// ApplyScenario replaces the fault and lifecycle rules with the
+// scenario's and makes exactly the seed regions it lists unready.
 func (s *Simulator) ApplyScenario(sc scenario.Scenario) error {
+	if err := s.setRules(sc); err != nil {
+		return err
+	}
+	if err := s.applySeedReadiness(context.Background(), sc.UnreadySeedRegions); err != nil {
+		return fmt.Errorf("apply scenario %q: %w", sc.Name, err)
+	}
+	return nil
+}
+
+// setRules installs the scenario's fault and lifecycle rules.
+func (s *Simulator) setRules(sc scenario.Scenario) error {
 	if err := s.faults.SetRules(sc.Faults); err != nil {
 		return fmt.Errorf("apply scenario %q: %w", sc.Name, err)
 	}
@@ -77,3 +89,7 @@ func (s *Simulator) ApplyScenario(sc scenario.Scenario) error {
 	}
 	return nil
 }
+
+// DefaultDomain is the garden's default DNS domain; shoots get
+// <shoot>.<project>.<domain> when they are scheduled.
+func (s *Simulator) DefaultDomain() string { return s.opts.defaultDomain }

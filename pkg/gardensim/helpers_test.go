@@ -17,20 +17,22 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admission/admissiontest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
 )
 
-// newShoot returns a shoot with a plausible spec.
+// newShoot returns an aws shoot that Gardener admits, on Kubernetes
+// 1.30.5 so that tests can upgrade it.
 func newShoot(name string) *gardencorev1beta1.Shoot {
-	return &gardencorev1beta1.Shoot{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: gardencorev1beta1.ShootSpec{
-			CloudProfileName: ptr.To("aws"),
-			Region:           "eu-central-1",
-			Provider:         gardencorev1beta1.Provider{Type: "aws"},
-			Kubernetes:       gardencorev1beta1.Kubernetes{Version: "1.30.5"},
-		},
-	}
+	return newProviderShoot("aws", name)
+}
+
+// newProviderShoot returns a shoot of the provider that Gardener admits,
+// on Kubernetes 1.30.5.
+func newProviderShoot(provider, name string) *gardencorev1beta1.Shoot {
+	shoot := admissiontest.ValidShoot(provider, name, namespace)
+	shoot.Spec.Kubernetes.Version = "1.30.5"
+	return shoot
 }
 
 // eventually polls cond until it holds, failing the test after timeout. It

@@ -28,6 +28,8 @@ type options struct {
 	user              string
 	log               logr.Logger
 	processOutput     io.Writer
+	defaultDomain     string
+	unreadyRegions    []string
 }
 
 func defaults() options {
@@ -44,8 +46,12 @@ func defaults() options {
 		user:              "gardensim-user",
 		log:               logr.Discard(),
 		processOutput:     io.Discard,
+		defaultDomain:     DefaultDomain,
 	}
 }
+
+// DefaultDomain is the simulated garden's default DNS domain.
+const DefaultDomain = "sim.gardener.local"
 
 // Option configures a simulator.
 type Option func(*options)
@@ -105,3 +111,15 @@ func WithLogger(l logr.Logger) Option { return func(o *options) { o.log = l } }
 // WithProcessOutput receives the output of every kube-apiserver and etcd
 // the simulator runs; default discard.
 func WithProcessOutput(w io.Writer) Option { return func(o *options) { o.processOutput = w } }
+
+// WithDefaultDomain sets the garden's default DNS domain: a shoot without
+// spec.dns.domain gets <shoot>.<project>.<domain> when it is scheduled, and
+// an update that drops it gets it back, as with Gardener's ShootDNS plugin;
+// default DefaultDomain. An empty domain gives shoots none.
+func WithDefaultDomain(domain string) Option { return func(o *options) { o.defaultDomain = domain } }
+
+// WithUnreadySeedRegions starts the seeds of these regions (of every
+// provider) unready; default none. SetRegionReady changes it at run time.
+func WithUnreadySeedRegions(regions ...string) Option {
+	return func(o *options) { o.unreadyRegions = regions }
+}

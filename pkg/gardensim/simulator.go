@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/runtime-ops/infrastructure-manager/config/gardensim/cloudprofiles"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admin"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
@@ -35,6 +37,7 @@ type Simulator struct {
 	opts     options
 	env      *envtest.Environment
 	garden   *rest.Config
+	client   client.Client
 	faults   *fault.Injector
 	rules    *lifecycle.Rules
 	pool     *shootcluster.Pool
@@ -72,7 +75,7 @@ func Start(ctx context.Context, opts ...Option) (*Simulator, error) {
 }
 
 func (s *Simulator) start(ctx context.Context) error {
-	if err := s.ApplyScenario(s.opts.scenario); err != nil {
+	if err := s.setRules(s.opts.scenario); err != nil {
 		return err
 	}
 	began := time.Now()
@@ -92,7 +95,19 @@ func (s *Simulator) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("build garden client: %w", err)
 	}
+	s.client = c
 	if err := createProjects(ctx, c, s.opts.projects); err != nil {
+		return err
+	}
+	profiles, err := cloudprofiles.Read()
+	if err != nil {
+		return err
+	}
+	if err := createCloudProfiles(ctx, c, profiles); err != nil {
+		return err
+	}
+	unready := append(slices.Clone(s.opts.unreadyRegions), s.opts.scenario.UnreadySeedRegions...)
+	if err := createSeeds(ctx, c, profiles, unready); err != nil {
 		return err
 	}
 	s.pool = shootcluster.NewPool(env.ControlPlane.Etcd.URL,
@@ -132,7 +147,16 @@ func (s *Simulator) startController(ctx context.Context, scheme *runtime.Scheme)
 		lifecycle.WithRules(s.rules),
 		lifecycle.WithOperationDuration(s.opts.operationDuration),
 		lifecycle.WithRetryDelay(s.opts.errorRetryDelay),
-		lifecycle.WithProgressInterval(s.opts.progressInterval))
+		lifecycle.WithProgressInterval(s.opts.progressInterval),
+		lifecycle.WithDefaultDomain(s.opts.defaultDomain),
+		lifecycle.WithEventRecorder(mgr.GetEventRecorder("gardener-scheduler")),
+		lifecycle.WithSeeds(lifecycle.SeedsFunc(func(ctx context.Context) ([]gardencorev1beta1.Seed, error) {
+			list := &gardencorev1beta1.SeedList{}
+			if err := mgr.GetClient().List(ctx, list); err != nil {
+				return nil, fmt.Errorf("list seeds: %w", err)
+			}
+			return list.Items, nil
+		})))
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -151,6 +175,7 @@ func (s *Simulator) startProxy() error {
 		proxy.WithToken(s.opts.token, s.opts.user),
 		proxy.WithFaults(s.faults),
 		proxy.WithKubeconfigs(s.pool),
+		proxy.WithDefaultDomain(s.opts.defaultDomain),
 		proxy.WithLogger(s.opts.log.WithName("proxy")))
 	if err != nil {
 		return fmt.Errorf("build front proxy: %w", err)
@@ -170,7 +195,7 @@ func (s *Simulator) startAdmin() error {
 	if err != nil {
 		return fmt.Errorf("listen for admin API on %s: %w", s.opts.adminListen, err)
 	}
-	s.admin = &http.Server{Handler: admin.Handler(s), ReadHeaderTimeout: 10 * time.Second}
+	s.admin = &http.Server{Handler: admin.Handler(s, s), ReadHeaderTimeout: 10 * time.Second}
 	s.adminURL = "http://" + ln.Addr().String()
 	go func() {
 		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +29,36 @@ type Target interface {
 	ApplyScenario(s scenario.Scenario) error
 }
 
-// Handler serves the admin API for t:
+// SeedState is a seed as the admin API reports it.
+type SeedState struct {
+	// Name is the seed's name, <provider>-<region>.
+	Name string `json:"name"`
+	// Provider is the seed's provider type.
+	Provider string `json:"provider"`
+	// Region is the seed's region.
+	Region string `json:"region"`
+	// Ready is whether the scheduler may place shoots on it.
+	Ready bool `json:"ready"`
+}
+
+// ErrNotFound is wrapped by Seeds for a region without seeds.
+var ErrNotFound = errors.New("not found")
+
+// Seeds is the seed control of a running simulator.
+type Seeds interface {
+	// Seeds reports every seed.
+	Seeds(ctx context.Context) ([]SeedState, error)
+	// SetRegionReady makes the seeds of a region ready or unready.
+	SetRegionReady(ctx context.Context, region string, ready bool) error
+}
+
+// readiness is the body of PUT /seeds/regions/{region}.
+type readiness struct {
+	// Ready is whether the region's seeds are ready.
+	Ready bool `json:"ready"`
+}
+
+// Handler serves the admin API for t and seeds:
 //
 //	GET    /rules               fault rules and their hit counts
 //	PUT    /rules               replace the fault rules (JSON or YAML list)
@@ -38,11 +68,38 @@ type Target interface {
 //	DELETE /lifecycle-rules     remove every lifecycle rule
 //	GET    /scenarios           the shipped scenarios
 //	PUT    /scenarios/{name}    apply a shipped scenario
+//	GET    /seeds               the seeds, their regions and readiness
+//	PUT    /seeds/regions/{r}   {"ready": false} makes region r's seeds unready, true ready again
 //	GET    /healthz             ok
 //
 // Invalid rules are refused with 422 and leave the current rules in place.
-func Handler(t Target) http.Handler {
+func Handler(t Target, seeds Seeds) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /seeds", func(w http.ResponseWriter, r *http.Request) {
+		all, err := seeds.Seeds(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		reply(w, all)
+	})
+	mux.HandleFunc("PUT /seeds/regions/{region}", func(w http.ResponseWriter, r *http.Request) {
+		var body readiness
+		if !decode(w, r, &body) {
+			return
+		}
+		err := seeds.SetRegionReady(r.Context(), r.PathValue("region"), body.Ready)
+		if errors.Is(err, ErrNotFound) {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		if apply(w, err) {
+			all, err := seeds.Seeds(r.Context())
+			if apply(w, err) {
+				reply(w, all)
+			}
+		}
+	})
 	mux.HandleFunc("GET /rules", func(w http.ResponseWriter, _ *http.Request) { reply(w, t.FaultRules()) })
 	mux.HandleFunc("PUT /rules", func(w http.ResponseWriter, r *http.Request) {
 		var rules []fault.Rule
@@ -96,7 +153,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		err = yaml.UnmarshalStrict(body, v)
 	}
 	if err != nil {
-		http.Error(w, fmt.Sprintf("decode rules: %v", err), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("decode body: %v", err), http.StatusBadRequest)
 		return false
 	}
 	return true

@@ -1,7 +1,8 @@
 // Package admin is the simulator's control API: a small HTTP+JSON interface,
 // meant for a separate loopback port, through which tests, demos and the
 // local environment read and replace the fault rules (/rules), the
-// lifecycle rules (/lifecycle-rules) or load a shipped scenario
-// (/scenarios/{name}) while the simulator runs, for example to start and end
-// an outage.
+// lifecycle rules (/lifecycle-rules), load a shipped scenario
+// (/scenarios/{name}) or make the seeds of a region unready and ready again
+// (/seeds/regions/{region}) while the simulator runs, for example to start
+// and end an outage.
 package admin

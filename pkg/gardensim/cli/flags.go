@@ -34,6 +34,8 @@ type settings struct {
 	token             string
 	verbosity         int
 	processOutput     bool
+	defaultDomain     string
+	unreadyRegions    string
 }
 
 // optionalDuration is a duration flag that knows whether it was set.
@@ -67,7 +69,7 @@ func newFlagSet(s *settings, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&s.projects, "projects", "kyma", "comma-separated Gardener projects; each gets the namespace garden-<project>")
 	fs.StringVar(&s.shootMode, "shoot-mode", string(shootcluster.ModeDedicated), "dedicated: a kube-apiserver per shoot (one shared etcd); shared: one kube-apiserver for all shoots")
 	fs.DurationVar(&s.operationDuration, "operation-duration", 5*time.Second, "how long a shoot Create, Reconcile or Delete takes")
-	fs.DurationVar(&s.errorRetryDelay, "error-retry-delay", 10*time.Second, "how long an operation in state Error waits before it is retried")
+	fs.DurationVar(&s.errorRetryDelay, "error-retry-delay", 10*time.Second, "how long an operation in state Error first waits before it is retried; repeated Errors back off exponentially")
 	fs.DurationVar(&s.progressInterval, "progress-interval", 0, "how often a running operation's progress is written (default a fifth of --operation-duration)")
 	fs.StringVar(&s.listen, "listen", "127.0.0.1:0", "address of the Gardener API (HTTPS front proxy); port 0 picks a free one")
 	fs.StringVar(&s.adminListen, "admin-listen", "127.0.0.1:8686", "address of the admin HTTP API (rules, scenarios); empty disables it")
@@ -75,6 +77,8 @@ func newFlagSet(s *settings, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&s.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with the kube-apiserver and etcd binaries (default $KUBEBUILDER_ASSETS)")
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of every random choice (probabilistic faults and lifecycle rules)")
 	fs.StringVar(&s.token, "token", "", "bearer token the Gardener API accepts (default: random)")
+	fs.StringVar(&s.defaultDomain, "default-domain", gardensim.DefaultDomain, "the garden's default DNS domain: scheduled shoots get spec.dns.domain <shoot>.<project>.<domain>")
+	fs.StringVar(&s.unreadyRegions, "unready-seed-regions", "", "comma-separated regions whose seeds start unready (no shoot is scheduled there)")
 	fs.IntVar(&s.verbosity, "v", 0, "log verbosity")
 	fs.BoolVar(&s.processOutput, "process-output", false, "copy the output of every kube-apiserver and etcd to stderr")
 	fs.Usage = func() { usage(fs, out) }
@@ -121,15 +125,11 @@ func (s settings) loadScenario() (scenario.Scenario, error) {
 
 // options turns the settings into simulator options.
 func (s settings) options(sc scenario.Scenario) []gardensim.Option {
-	var projects []string
-	for _, p := range strings.Split(s.projects, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			projects = append(projects, p)
-		}
-	}
 	return []gardensim.Option{
 		gardensim.WithScenario(sc),
-		gardensim.WithProjects(projects...),
+		gardensim.WithProjects(splitList(s.projects)...),
+		gardensim.WithDefaultDomain(s.defaultDomain),
+		gardensim.WithUnreadySeedRegions(splitList(s.unreadyRegions)...),
 		gardensim.WithShootMode(shootcluster.Mode(s.shootMode)),
 		gardensim.WithOperationDuration(s.operationDuration),
 		gardensim.WithErrorRetryDelay(s.errorRetryDelay),
@@ -140,6 +140,17 @@ func (s settings) options(sc scenario.Scenario) []gardensim.Option {
 		gardensim.WithSeed(s.seed),
 		gardensim.WithToken(s.token),
 	}
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(value string) []string {
+	var out []string
+	for _, item := range strings.Split(value, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // isHelp reports whether err asks for the help only.

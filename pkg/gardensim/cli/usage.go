@@ -11,10 +11,24 @@ import (
 const intro = `Usage: gardensim [flags]
 
 Plays Gardener for Infrastructure Manager: a real garden kube-apiserver serving
-core.gardener.cloud/v1beta1 Shoots behind an HTTPS proxy (adminkubeconfig,
-deletion confirmation, injected faults), a gardenlet-like controller that runs
-shoot operations, and real kube-apiservers as shoot clusters. Runs until
-SIGINT or SIGTERM, then stops every process it started.
+core.gardener.cloud/v1beta1 Shoots, CloudProfiles and Seeds behind an HTTPS
+proxy (adminkubeconfig, deletion confirmation, injected faults, admission), a
+scheduler and gardenlet-like controller that bind shoots to seeds and run their
+operations, and real kube-apiservers as shoot clusters. Runs until SIGINT or
+SIGTERM, then stops every process it started.
+
+Admission: every create, update, patch or server-side apply of a shoot is
+admitted as gardener-apiserver and the provider extensions admit it, with their
+HTTP code, reason and message: API validation (422 Invalid: oidcConfig on
+Kubernetes >= 1.32, version downgrades, immutable fields, ...), the
+ShootMutator/ShootValidator/ResourceReferenceManager plugins against the
+CloudProfiles aws, az, gcp, converged-cloud-kyma and alicloud (403 Forbidden:
+region, machine type, image, volume type, Kubernetes version, missing
+structured authentication ConfigMap; defaults for partial versions), the
+authentication-configuration.gardener.cloud webhook (422: the ConfigMap's
+config.yaml must pass kube-apiserver's validation) and the webhooks
+validation.<provider>.provider.extensions.gardener.cloud (403: the
+infrastructureConfig and its zone networks). Admission cannot be turned off.
 
 Flags:
 `
@@ -24,6 +38,7 @@ Admin API (on --admin-listen), JSON or YAML bodies:
   GET|PUT|DELETE /rules             fault rules of the Gardener API
   GET|PUT|DELETE /lifecycle-rules   lifecycle rules of shoot operations
   GET /scenarios, PUT /scenarios/{name}   list or apply a shipped scenario
+  GET /seeds, PUT /seeds/regions/{region} {"ready":false}   seeds and region readiness
   e.g. curl -X PUT --data '[{"fault":{"type":"Status","code":503}}]' http://127.0.0.1:8686/rules
 `
 

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -94,6 +95,7 @@ func (r *Reconciler) succeed(ctx context.Context, shoot *gardencorev1beta1.Shoot
 		return ctrl.Result{}, fmt.Errorf("complete operation of shoot %s/%s: %w", shoot.Namespace, shoot.Name, err)
 	}
 	r.forget(shoot.UID)
+	r.resetErrors(shoot.UID)
 	log.FromContext(ctx).Info("Operation succeeded", "operation", shoot.Status.LastOperation.Type)
 	return ctrl.Result{}, nil
 }
@@ -125,6 +127,7 @@ func (r *Reconciler) finalize(ctx context.Context, shoot *gardencorev1beta1.Shoo
 		return fmt.Errorf("remove finalizer from shoot %s/%s: %w", shoot.Namespace, shoot.Name, err)
 	}
 	r.forget(shoot.UID)
+	r.resetErrors(shoot.UID)
 	log.FromContext(ctx).Info("Shoot deleted")
 	return nil
 }
@@ -140,7 +143,11 @@ func (r *Reconciler) conclude(ctx context.Context, shoot *gardencorev1beta1.Shoo
 		}
 		return ctrl.Result{}, nil
 	}
+	op.verdict = willRetry(shoot, op.verdict, now, r.retryCycle)
 	failOperation(shoot, op.verdict, metav1.NewTime(now))
+	if op.verdict.Outcome == OutcomeError {
+		r.countError(shoot.UID)
+	}
 	if err := r.client.Status().Patch(ctx, shoot, patch); err != nil {
 		return ctrl.Result{}, fmt.Errorf("fail operation of shoot %s/%s: %w", shoot.Namespace, shoot.Name, err)
 	}
@@ -149,10 +156,57 @@ func (r *Reconciler) conclude(ctx context.Context, shoot *gardencorev1beta1.Shoo
 		r.forget(shoot.UID)
 		return ctrl.Result{}, nil
 	}
-	delay := op.verdict.RetryAfter
-	if delay == 0 {
-		delay = r.retryDelay
-	}
+	delay := retryBackoff(op.verdict.RetryAfter, r.retryDelay, r.maxDelay, r.errors(shoot.UID))
 	op.retryAt = now.Add(delay)
 	return ctrl.Result{RequeueAfter: delay}, nil
+}
+
+// willRetry turns an Error into Failed where gardenlet gives up: an error
+// code no retry can fix (Gardener's non-retryable codes), or a retry cycle
+// that has lasted longer than cycle.
+func willRetry(shoot *gardencorev1beta1.Shoot, v Verdict, now time.Time, cycle time.Duration) Verdict {
+	if v.Outcome != OutcomeError {
+		return v
+	}
+	start := shoot.Status.RetryCycleStartTime
+	if hasNonRetryableCode(v.Codes) || (start != nil && cycle > 0 && now.Sub(start.Time) > cycle) {
+		v.Outcome = OutcomeFailed
+	}
+	return v
+}
+
+// nonRetryableCodes are the error codes with which gardenlet does not
+// retry (HasNonRetryableErrorCode).
+var nonRetryableCodes = []gardencorev1beta1.ErrorCode{
+	gardencorev1beta1.ErrorInfraUnauthenticated,
+	gardencorev1beta1.ErrorInfraUnauthorized,
+	gardencorev1beta1.ErrorInfraDependencies,
+	gardencorev1beta1.ErrorInfraQuotaExceeded,
+	gardencorev1beta1.ErrorInfraRateLimitsExceeded,
+	gardencorev1beta1.ErrorConfigurationProblem,
+	gardencorev1beta1.ErrorProblematicWebhook,
+}
+
+func hasNonRetryableCode(codes []gardencorev1beta1.ErrorCode) bool {
+	for _, c := range codes {
+		if slices.Contains(nonRetryableCodes, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryBackoff is the wait before the n-th consecutive Error (n >= 1) is
+// retried: a rule's explicit wait, else base doubled per earlier Error in
+// a row and capped at limit, as a requeue with controller-runtime's
+// exponential backoff grows.
+func retryBackoff(explicit, base, limit time.Duration, n int) time.Duration {
+	if explicit > 0 {
+		return explicit
+	}
+	d := base
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, max(limit, base))
 }

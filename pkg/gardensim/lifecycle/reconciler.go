@@ -10,6 +10,7 @@ import (
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -34,10 +35,18 @@ type Reconciler struct {
 	duration   time.Duration
 	retryDelay time.Duration
 	interval   time.Duration
+	maxDelay   time.Duration
+	retryCycle time.Duration
 	id         identity
+	seeds      Seeds
+	recorder   events.EventRecorder
+
+	defaultDomain string
 
 	mu  sync.Mutex
 	ops map[types.UID]*operation
+	// errs counts the Errors in a row of each shoot, for the backoff.
+	errs map[types.UID]int
 }
 
 // Option configures a Reconciler.
@@ -69,8 +78,31 @@ func WithRetryDelay(d time.Duration) Option { return func(r *Reconciler) { r.ret
 // most 10s). Benchmarks with many shoots raise it to spare the garden API.
 func WithProgressInterval(d time.Duration) Option { return func(r *Reconciler) { r.interval = d } }
 
-// WithSeedName sets the seed shoots are scheduled to; default "sim-seed".
+// WithSeedName sets the seed shoots are scheduled to when there are no
+// Seeds to choose from (see WithSeeds); default "sim-seed".
 func WithSeedName(name string) Option { return func(r *Reconciler) { r.id.seed = name } }
+
+// WithSeeds sets where the scheduler finds seeds; default EverySeed (every
+// shoot goes to the seed of WithSeedName).
+func WithSeeds(s Seeds) Option { return func(r *Reconciler) { r.seeds = s } }
+
+// WithDefaultDomain sets the garden's default DNS domain, which shoots get
+// on scheduling as <shoot>.<project>.<domain>; default none.
+func WithDefaultDomain(domain string) Option { return func(r *Reconciler) { r.defaultDomain = domain } }
+
+// WithEventRecorder sets where scheduling events go; default nowhere.
+func WithEventRecorder(rec events.EventRecorder) Option {
+	return func(r *Reconciler) { r.recorder = rec }
+}
+
+// WithMaxRetryDelay caps the backoff of repeated Errors; default 1000s,
+// controller-runtime's cap on gardenlet's requeues.
+func WithMaxRetryDelay(d time.Duration) Option { return func(r *Reconciler) { r.maxDelay = d } }
+
+// WithRetryCycle sets how long gardenlet keeps retrying Errors of one
+// operation before it gives up with Failed; default 12h, Gardener's
+// default retry duration.
+func WithRetryCycle(d time.Duration) Option { return func(r *Reconciler) { r.retryCycle = d } }
 
 // NewReconciler returns a Reconciler that reads and writes shoots with c,
 // which must talk to the garden API directly (not through fault injection).
@@ -82,11 +114,15 @@ func NewReconciler(c client.Client, opts ...Option) *Reconciler {
 		clock:      clock.RealClock{},
 		duration:   5 * time.Second,
 		retryDelay: 10 * time.Second,
+		maxDelay:   1000 * time.Second,
+		retryCycle: 12 * time.Hour,
+		seeds:      EverySeed,
 		id: identity{
 			seed:     "sim-seed",
 			gardener: gardencorev1beta1.Gardener{ID: "gardensim", Name: "gardensim", Version: "v1.110.0"},
 		},
-		ops: map[types.UID]*operation{},
+		ops:  map[types.UID]*operation{},
+		errs: map[types.UID]int{},
 	}
 	for _, o := range opts {
 		o(r)
@@ -123,6 +159,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get shoot %s: %w", req, err)
+	}
+	if shoot.DeletionTimestamp == nil && shoot.Spec.SeedName == nil {
+		return r.schedule(ctx, shoot)
 	}
 	if done, err := r.ensureFinalizer(ctx, shoot); done || err != nil {
 		return ctrl.Result{}, err
@@ -182,6 +221,33 @@ func (r *Reconciler) remember(uid types.UID, op *operation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ops[uid] = op
+}
+
+// record emits an event on the shoot, if there is a recorder.
+func (r *Reconciler) record(shoot *gardencorev1beta1.Shoot, typ, reason, message string) {
+	if r.recorder != nil {
+		r.recorder.Eventf(shoot, nil, typ, reason, "Reconcile", "%s", message)
+	}
+}
+
+// countError counts one more Error in a row.
+func (r *Reconciler) countError(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs[uid]++
+}
+
+// errors is the number of Errors in a row.
+func (r *Reconciler) errors(uid types.UID) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.errs[uid]
+}
+
+func (r *Reconciler) resetErrors(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.errs, uid)
 }
 
 func (r *Reconciler) forget(uid types.UID) {

@@ -44,7 +44,10 @@ func startOperation(shoot *gardencorev1beta1.Shoot, typ gardencorev1beta1.LastOp
 	st.Gardener = id.gardener
 	st.ObservedGeneration = shoot.Generation
 	if typ != gardencorev1beta1.LastOperationTypeDelete {
-		st.SeedName = &id.seed
+		st.SeedName = shoot.Spec.SeedName
+		if st.SeedName == nil {
+			st.SeedName = &id.seed
+		}
 	}
 	description := "Reconciliation of Shoot cluster initialized."
 	if typ == gardencorev1beta1.LastOperationTypeDelete {

@@ -10,11 +10,13 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admission"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 )
 
@@ -41,6 +43,10 @@ var noKubeconfigs = KubeconfigsFunc(func(shoot *gardencorev1beta1.Shoot, _ strin
 // Proxy is the http.Handler of the simulated Gardener API.
 type Proxy struct {
 	garden        client.Client
+	target        *url.URL
+	transport     http.RoundTripper
+	env           admission.Env
+	defaultDomain string
 	forward       http.Handler
 	handler       http.Handler
 	token         string
@@ -76,6 +82,15 @@ func WithMaxExpiration(d time.Duration) Option { return func(p *Proxy) { p.maxEx
 // WithLogger sets the logger; default discard.
 func WithLogger(l logr.Logger) Option { return func(p *Proxy) { p.log = l } }
 
+// WithDefaultDomain sets the garden's default DNS domain, which Gardener's
+// ShootDNS plugin gives scheduled shoots (<shoot>.<project>.<domain>);
+// default none.
+func WithDefaultDomain(domain string) Option { return func(p *Proxy) { p.defaultDomain = domain } }
+
+// WithAdmissionEnv sets where admission reads CloudProfiles and ConfigMaps
+// and the time; default the garden API server and the real clock.
+func WithAdmissionEnv(env admission.Env) Option { return func(p *Proxy) { p.env = env } }
+
 // New returns a Proxy in front of the garden API server that upstream (an
 // admin configuration) reaches.
 func New(upstream *rest.Config, opts ...Option) (*Proxy, error) {
@@ -91,12 +106,18 @@ func New(upstream *rest.Config, opts ...Option) (*Proxy, error) {
 	if err := gardencorev1beta1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("register gardener types: %w", err)
 	}
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("register core types: %w", err)
+	}
 	garden, err := client.New(upstream, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("build garden API client: %w", err)
 	}
 	p := &Proxy{
 		garden:        garden,
+		target:        target,
+		transport:     transport,
+		env:           clientEnv{c: garden},
 		user:          "gardensim-user",
 		faults:        fault.NewInjector(),
 		kubeconfigs:   noKubeconfigs,
@@ -127,7 +148,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.Se
 func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
 	req := fault.RequestFor(r)
 	isShoots := req.Group == gardencorev1beta1.GroupName && req.Resource == "shoots"
+	isWrite := req.Verb == "create" || req.Verb == "update" || req.Verb == "patch"
 	switch {
+	case isShoots && req.Subresource == "" && isWrite:
+		p.admitShoot(w, r, req)
+	case req.Group == "" && req.Resource == "configmaps" && req.Subresource == "" && (req.Verb == "update" || req.Verb == "patch"):
+		p.admitConfigMap(w, r, req)
 	case isShoots && req.Verb == fault.VerbAdminKubeconfig:
 		p.adminKubeconfig(w, r, req)
 	case isShoots && req.Subresource == "" && (req.Verb == "delete" || req.Verb == "deletecollection"):

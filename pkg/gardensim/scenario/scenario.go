@@ -33,6 +33,9 @@ type Scenario struct {
 	Faults []fault.Rule `json:"faults,omitempty"`
 	// Lifecycle are the rules of the shoot lifecycle controller.
 	Lifecycle []lifecycle.Rule `json:"lifecycle,omitempty"`
+	// UnreadySeedRegions are the regions whose seeds are not ready (their
+	// gardenlet stopped posting status) while the scenario applies.
+	UnreadySeedRegions []string `json:"unreadySeedRegions,omitempty"`
 }
 
 // Parse reads a scenario from YAML (or JSON); unknown fields and invalid

@@ -7,7 +7,7 @@ import (
 )
 
 func TestShippedScenariosParse(t *testing.T) {
-	want := []string{"flaky", "healthy", "outage", "quota-exceeded", "stuck"}
+	want := []string{"flaky", "healthy", "outage", "quota-exceeded", "seed-region-down", "stuck"}
 	all, err := All()
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +37,11 @@ func TestLoad(t *testing.T) {
 			name:  "flaky hits 10% of shoot requests with 500 or 503",
 			load:  func() (Scenario, error) { return Load("flaky") },
 			check: func(s Scenario) bool { return *s.Faults[0].Probability == 0.1 && len(s.Faults[0].Fault.Codes) == 2 },
+		},
+		{
+			name:  "seed-region-down makes eu-central-1 unready",
+			load:  func() (Scenario, error) { return Load("seed-region-down") },
+			check: func(s Scenario) bool { return len(s.UnreadySeedRegions) == 1 && s.UnreadySeedRegions[0] == "eu-central-1" },
 		},
 		{
 			name: "shoot pattern replaces shoot-specific globs",

@@ -1,0 +1,147 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	gardencore "github.com/gardener/gardener/pkg/apis/core"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Operation is the kind of write being admitted.
+type Operation string
+
+const (
+	// Create admits a new shoot.
+	Create Operation = "CREATE"
+	// Update admits a change to an existing shoot (update, patch, apply).
+	Update Operation = "UPDATE"
+)
+
+// Env is what admission reads besides the shoots: the garden's CloudProfiles
+// and ConfigMaps, and the clock that decides which versions have expired.
+// Lookups of objects that do not exist return a NotFound error.
+type Env interface {
+	// CloudProfile returns the cluster-scoped CloudProfile called name.
+	CloudProfile(ctx context.Context, name string) (*gardencorev1beta1.CloudProfile, error)
+	// ConfigMap returns the ConfigMap namespace/name.
+	ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
+	// Now is the current time.
+	Now() time.Time
+}
+
+// Request is one write to admit.
+type Request struct {
+	// Operation is Create or Update.
+	Operation Operation
+	// Old is the stored shoot of an Update; nil for a Create.
+	Old *gardencorev1beta1.Shoot
+	// New is the shoot as the write would store it.
+	New *gardencorev1beta1.Shoot
+	// User is the name of the requesting user (for gardener.cloud/created-by).
+	User string
+	// DefaultDomain is the garden's default DNS domain; empty if none.
+	DefaultDomain string
+}
+
+// shootKind and shootsResource name shoots in Gardener's errors.
+var (
+	shootKind      = schema.GroupKind{Group: gardencorev1beta1.GroupName, Kind: "Shoot"}
+	shootsResource = gardencorev1beta1.Resource("shoots")
+)
+
+// Admit decides req in Gardener's order. It returns the shoot as Gardener's
+// mutating admission leaves it (defaults of the Kubernetes version and
+// machine images, the created-by annotation, the synced cloud profile
+// reference, the seed name and DNS domain an update may not drop), or the
+// *apierrors.StatusError Gardener would answer with. API defaulting is
+// applied for the checks only: the returned shoot carries just the plugins'
+// changes, so that a caller can write exactly those.
+func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot, error) {
+	shoot := req.New.DeepCopy()
+	var old *gardencorev1beta1.Shoot
+	if req.Operation == Update && req.Old != nil {
+		old = req.Old.DeepCopy()
+	}
+	// Mutating admission plugins, in Gardener's plugin order.
+	mutateDNS(shoot, old, req.DefaultDomain)
+	profile, err := mutateShoot(ctx, env, shoot, old, req)
+	if err != nil {
+		return nil, err
+	}
+	// The registry strategy's PrepareForCreate/PrepareForUpdate.
+	prepare(shoot, old)
+
+	c, err := newCheck(env, profile, shoot, old, req.Operation)
+	if err != nil {
+		return nil, err
+	}
+	if errs := c.validate(); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(shootKind, shoot.Name, errs)
+	}
+	// Validating admission plugins, then the validating webhooks.
+	for _, step := range []func(context.Context) error{
+		c.referenceManager, c.shootValidator, c.authenticationWebhook, c.providerWebhook,
+	} {
+		if err := step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return shoot, nil
+}
+
+// check holds one admission: the shoots in both versions and the profile.
+type check struct {
+	env     Env
+	op      Operation
+	now     time.Time
+	profile *gardencorev1beta1.CloudProfile
+	// shoot and old are the internal versions, defaulted as the API
+	// server defaults them; old is an empty shoot on Create.
+	shoot, old *gardencore.Shoot
+	// v1 and v1Old are the same in version v1beta1; v1Old is nil on
+	// Create.
+	v1, v1Old *gardencorev1beta1.Shoot
+}
+
+// newCheck defaults and converts the shoots.
+func newCheck(env Env, profile *gardencorev1beta1.CloudProfile, shoot, old *gardencorev1beta1.Shoot, op Operation) (*check, error) {
+	c := &check{env: env, op: op, now: env.Now(), profile: profile, old: &gardencore.Shoot{}}
+	var err error
+	if c.v1, c.shoot, err = internal(shoot); err != nil {
+		return nil, err
+	}
+	if old != nil {
+		if c.v1Old, c.old, err = internal(old); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// internal defaults a copy of s as the API server does on decoding and
+// converts it to Gardener's internal version.
+func internal(s *gardencorev1beta1.Shoot) (*gardencorev1beta1.Shoot, *gardencore.Shoot, error) {
+	v1 := s.DeepCopy()
+	gardencorev1beta1.SetObjectDefaults_Shoot(v1)
+	out := &gardencore.Shoot{}
+	if err := gardencorev1beta1.Convert_v1beta1_Shoot_To_core_Shoot(v1, out, nil); err != nil {
+		return nil, nil, apierrors.NewInternalError(fmt.Errorf("convert shoot %s: %w", s.Name, err))
+	}
+	return v1, out, nil
+}
+
+// forbidden is the 403 of a validating or mutating admission plugin.
+func forbidden(name string, err error) error {
+	return apierrors.NewForbidden(shootsResource, name, err)
+}
+
+// forbiddenList is forbidden with the plugin's aggregated field errors.
+func forbiddenList(name string, errs field.ErrorList) error {
+	return forbidden(name, errs.ToAggregate())
+}

@@ -1,0 +1,190 @@
+package admissiontest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/runtime-ops/infrastructure-manager/config/gardensim/cloudprofiles"
+)
+
+// Providers are the provider types ValidShoot knows.
+var Providers = []string{"aws", "azure", "gcp", "openstack", "alicloud"}
+
+// KubernetesVersion is the version of valid shoots: supported in every
+// profile.
+const KubernetesVersion = "1.33.4"
+
+// ImageVersion is the gardenlinux version of valid shoots.
+const ImageVersion = "1592.4.0"
+
+// fixture is what differs between providers.
+type fixture struct {
+	profile, region, machine, volume, zone string
+	infra, controlPlane                    string
+	pods, services                         string
+}
+
+// fixtures hold one valid shoot per provider. The provider configs are
+// compact JSON with sorted keys, as the garden API server stores them.
+var fixtures = map[string]fixture{
+	"aws": {
+		profile: "aws", region: "eu-central-1", machine: "m6i.large", volume: "gp3", zone: "eu-central-1a",
+		infra: `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"InfrastructureConfig","networks":{"vpc":{"cidr":"10.250.0.0/16"},"zones":[{"internal":"10.250.48.0/20","name":"eu-central-1a","public":"10.250.32.0/20","workers":"10.250.0.0/19"}]}}`,
+	},
+	"azure": {
+		profile: "az", region: "westeurope", machine: "Standard_D2s_v5", volume: "StandardSSD_LRS", zone: "1",
+		infra: `{"apiVersion":"azure.provider.extensions.gardener.cloud/v1alpha1","kind":"InfrastructureConfig","networks":{"vnet":{"cidr":"10.250.0.0/16"},"zones":[{"cidr":"10.250.0.0/19","name":1}]},"zoned":true}`,
+	},
+	"gcp": {
+		profile: "gcp", region: "europe-west3", machine: "n2-standard-2", volume: "pd-balanced", zone: "europe-west3-a",
+		infra:        `{"apiVersion":"gcp.provider.extensions.gardener.cloud/v1alpha1","kind":"InfrastructureConfig","networks":{"workers":"10.250.0.0/16"}}`,
+		controlPlane: `{"apiVersion":"gcp.provider.extensions.gardener.cloud/v1alpha1","kind":"ControlPlaneConfig","zone":"europe-west3-a"}`,
+	},
+	"openstack": {
+		profile: "converged-cloud-kyma", region: "eu-de-1", machine: "g_c2_m8", zone: "eu-de-1a",
+		infra:        `{"apiVersion":"openstack.provider.extensions.gardener.cloud/v1alpha1","floatingPoolName":"FloatingIP-external-kyma-01","kind":"InfrastructureConfig","networks":{"workers":"10.250.0.0/16"}}`,
+		controlPlane: `{"apiVersion":"openstack.provider.extensions.gardener.cloud/v1alpha1","kind":"ControlPlaneConfig","loadBalancerProvider":"f5"}`,
+	},
+	"alicloud": {
+		profile: "alicloud", region: "eu-central-1", machine: "ecs.g7.large", volume: "cloud_essd", zone: "eu-central-1a",
+		infra: `{"apiVersion":"alicloud.provider.extensions.gardener.cloud/v1alpha1","kind":"InfrastructureConfig","networks":{"vpc":{"cidr":"10.250.0.0/16"},"zones":[{"name":"eu-central-1a","workers":"10.250.0.0/19"}]}}`,
+		// Alicloud reserves 100.64.0.0/10.
+		pods: "10.96.0.0/13", services: "10.104.0.0/13",
+	},
+}
+
+// ValidShoot returns a shoot of the given provider type that Gardener and
+// the provider's extension admit: a profile the simulator serves, one
+// worker pool in one zone of a region with a ready seed, a Kubernetes
+// version and image the profile offers, and an infrastructureConfig whose
+// zone networks lie inside spec.networking.nodes (10.250.0.0/16). It panics
+// for an unknown provider.
+func ValidShoot(provider, name, namespace string) *gardencorev1beta1.Shoot {
+	f, ok := fixtures[provider]
+	if !ok {
+		panic(fmt.Sprintf("admissiontest: no valid shoot for provider %q", provider))
+	}
+	pods, services := "100.64.0.0/12", "100.104.0.0/13"
+	if f.pods != "" {
+		pods, services = f.pods, f.services
+	}
+	worker := gardencorev1beta1.Worker{
+		Name: "cpu-worker-0",
+		Machine: gardencorev1beta1.Machine{
+			Type:  f.machine,
+			Image: &gardencorev1beta1.ShootMachineImage{Name: "gardenlinux", Version: ptr.To(ImageVersion)},
+		},
+		Minimum: 1, Maximum: 3,
+		Zones: []string{f.zone},
+	}
+	if f.volume != "" {
+		worker.Volume = &gardencorev1beta1.Volume{Type: ptr.To(f.volume), VolumeSize: "50Gi"}
+	}
+	shoot := &gardencorev1beta1.Shoot{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gardencorev1beta1.SchemeGroupVersion.String(), Kind: "Shoot"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: gardencorev1beta1.ShootSpec{
+			CloudProfileName:  ptr.To(f.profile),
+			Region:            f.region,
+			SecretBindingName: ptr.To("sb-" + provider),
+			Kubernetes:        gardencorev1beta1.Kubernetes{Version: KubernetesVersion},
+			Networking: &gardencorev1beta1.Networking{
+				Type:     ptr.To("calico"),
+				Nodes:    ptr.To("10.250.0.0/16"),
+				Pods:     ptr.To(pods),
+				Services: ptr.To(services),
+			},
+			Provider: gardencorev1beta1.Provider{
+				Type:                 provider,
+				InfrastructureConfig: &runtime.RawExtension{Raw: []byte(f.infra)},
+				Workers:              []gardencorev1beta1.Worker{worker},
+			},
+		},
+	}
+	if f.controlPlane != "" {
+		shoot.Spec.Provider.ControlPlaneConfig = &runtime.RawExtension{Raw: []byte(f.controlPlane)}
+	}
+	return shoot
+}
+
+// Env is an in-memory admission environment.
+type Env struct {
+	// Profiles are the CloudProfiles by name.
+	Profiles map[string]*gardencorev1beta1.CloudProfile
+	// ConfigMaps are the ConfigMaps by namespace/name.
+	ConfigMaps map[string]*corev1.ConfigMap
+	// Time is what Now returns.
+	Time time.Time
+}
+
+// NewEnv returns an Env with the simulator's CloudProfiles, no ConfigMaps
+// and the time 2026-01-01. It panics if the embedded profiles do not parse.
+func NewEnv() *Env {
+	profiles, err := cloudprofiles.Read()
+	if err != nil {
+		panic(err)
+	}
+	e := &Env{
+		Profiles:   map[string]*gardencorev1beta1.CloudProfile{},
+		ConfigMaps: map[string]*corev1.ConfigMap{},
+		Time:       time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+	}
+	for i := range profiles {
+		e.Profiles[profiles[i].Name] = &profiles[i]
+	}
+	return e
+}
+
+// AddConfigMap stores cm.
+func (e *Env) AddConfigMap(cm *corev1.ConfigMap) { e.ConfigMaps[cm.Namespace+"/"+cm.Name] = cm }
+
+// CloudProfile implements admission.Env.
+func (e *Env) CloudProfile(_ context.Context, name string) (*gardencorev1beta1.CloudProfile, error) {
+	if p, ok := e.Profiles[name]; ok {
+		return p.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(gardencorev1beta1.Resource("cloudprofiles"), name)
+}
+
+// ConfigMap implements admission.Env.
+func (e *Env) ConfigMap(_ context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	if cm, ok := e.ConfigMaps[namespace+"/"+name]; ok {
+		return cm.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(corev1.Resource("configmaps"), name)
+}
+
+// Now implements admission.Env.
+func (e *Env) Now() time.Time { return e.Time }
+
+// AuthenticationConfigMap is a ConfigMap named structured-auth-config-<shoot>
+// holding, under config.yaml, a valid AuthenticationConfiguration
+// (apiserver.config.k8s.io/v1beta1) with one JWT issuer.
+func AuthenticationConfigMap(shoot, namespace string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "structured-auth-config-" + shoot, Namespace: namespace},
+		Data:       map[string]string{"config.yaml": ValidAuthenticationConfig},
+	}
+}
+
+// ValidAuthenticationConfig is an AuthenticationConfiguration that
+// kube-apiserver accepts.
+const ValidAuthenticationConfig = `apiVersion: apiserver.config.k8s.io/v1beta1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: https://kyma.accounts.ondemand.com
+    audiences: [kyma]
+  claimMappings:
+    username:
+      claim: sub
+      prefix: "oidc:"
+`
