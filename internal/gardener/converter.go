@@ -52,7 +52,15 @@ const (
 	DefaultNetworkingType = "calico"
 )
 
-// Reasons of the terminal errors ShootFromRuntime returns.
+const (
+	// cloudProfileKind is the kind of the cloud profile a Shoot references.
+	cloudProfileKind = "CloudProfile"
+	// credentialsBindingVersion is the first Kubernetes version whose shoots must name their
+	// credentials by credentialsBindingName.
+	credentialsBindingVersion = "1.34.0"
+)
+
+// Reasons of the terminal errors Render returns.
 const (
 	// ReasonUnsupportedProvider is the reason when the Runtime's provider type is unknown.
 	ReasonUnsupportedProvider = "UnsupportedProvider"
@@ -282,11 +290,12 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 	if err != nil {
 		return gardencorev1beta1.ShootSpec{}, err
 	}
+	kubernetes := b.kubernetes()
 	spec := gardencorev1beta1.ShootSpec{
-		CloudProfileName:  ptr.To(b.prov.cloudProfile),
-		Region:            s.Region,
-		SecretBindingName: nonEmpty(s.SecretBindingName),
-		Kubernetes:        b.kubernetes(),
+		// The reference, not the cloudProfileName Gardener forbids from Kubernetes 1.34 on.
+		CloudProfile: &gardencorev1beta1.CloudProfileReference{Kind: cloudProfileKind, Name: b.prov.cloudProfile},
+		Region:       s.Region,
+		Kubernetes:   kubernetes,
 		Networking:        networking(s.Networking),
 		Provider: gardencorev1beta1.Provider{
 			Type:                 b.prov.shootType,
@@ -308,7 +317,23 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 	if s.Purpose != "" {
 		spec.Purpose = ptr.To(gardencorev1beta1.ShootPurpose(s.Purpose))
 	}
+	if b.useCredentialsBinding(kubernetes.Version) {
+		spec.CredentialsBindingName = nonEmpty(s.SecretBindingName)
+	} else {
+		spec.SecretBindingName = nonEmpty(s.SecretBindingName)
+	}
 	return spec, nil
+}
+
+// useCredentialsBinding reports whether the Runtime's binding goes into credentialsBindingName
+// rather than secretBindingName: from Kubernetes 1.34 on Gardener forbids secretBindingName, and
+// a shoot already on a credentials binding cannot go back. Gardener allows the move from a
+// secret binding to a credentials binding of the same name during the upgrade to 1.34.
+func (b *shootBuilder) useCredentialsBinding(version string) bool {
+	if b.current != nil && b.current.Spec.CredentialsBindingName != nil {
+		return true
+	}
+	return version != "" && !versionLess(version, credentialsBindingVersion)
 }
 
 // kubernetes sets the version (the Runtime's or the default, never below what the shoot runs)

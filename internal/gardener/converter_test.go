@@ -105,7 +105,7 @@ func TestRenderFixtures(t *testing.T) {
 			expectPtr(t, "purpose", spec.Purpose, gardencorev1beta1.ShootPurposeProduction)
 			expectEqual(t, "region", spec.Region, tt.region)
 			expectPtr(t, "secretBindingName", spec.SecretBindingName, "hyperscaler secret")
-			expectPtr(t, "cloudProfileName", spec.CloudProfileName, tt.cloudProfile)
+			expectEqual(t, "cloudProfile", *spec.CloudProfile, gardencorev1beta1.CloudProfileReference{Kind: "CloudProfile", Name: tt.cloudProfile})
 			expectEqual(t, "kubernetes.version", spec.Kubernetes.Version, "1.28.7")
 
 			if shootOIDC(shoot) != nil {
@@ -359,7 +359,7 @@ func TestRender(t *testing.T) {
 			},
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
 				expectEqual(t, "provider.type", shoot.Spec.Provider.Type, "azure")
-				expectPtr(t, "cloudProfileName", shoot.Spec.CloudProfileName, "az")
+				expectCloudProfile(t, shoot, "az")
 			},
 		},
 		{
@@ -367,7 +367,7 @@ func TestRender(t *testing.T) {
 			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Provider.Type = "openstack" },
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
 				expectEqual(t, "provider.type", shoot.Spec.Provider.Type, "openstack")
-				expectPtr(t, "cloudProfileName", shoot.Spec.CloudProfileName, "converged-cloud-kyma")
+				expectCloudProfile(t, shoot, "converged-cloud-kyma")
 			},
 		},
 		{
@@ -685,6 +685,17 @@ func readFixture(t *testing.T, name string) *infrav1.Runtime {
 		t.Fatalf("decode %s: %v", name, err)
 	}
 	return rt
+}
+
+// expectCloudProfile checks the shoot references the cloud profile by spec.cloudProfile, never
+// by the cloudProfileName Gardener forbids from Kubernetes 1.34 on.
+func expectCloudProfile(t *testing.T, shoot *gardencorev1beta1.Shoot, name string) {
+	t.Helper()
+	expectNil(t, "cloudProfileName", shoot.Spec.CloudProfileName)
+	if shoot.Spec.CloudProfile == nil {
+		t.Fatalf("cloudProfile is nil, want %s", name)
+	}
+	expectEqual(t, "cloudProfile", *shoot.Spec.CloudProfile, gardencorev1beta1.CloudProfileReference{Kind: "CloudProfile", Name: name})
 }
 
 // shootFromRuntime renders rt as a new shoot and returns only the Shoot.

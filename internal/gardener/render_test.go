@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -362,4 +363,51 @@ func asJSONMap(t *testing.T, v any) map[string]any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestRenderBinding checks where the Runtime's binding goes: secretBindingName below Kubernetes
+// 1.34, credentialsBindingName from 1.34 on (Gardener forbids secretBindingName there), and a
+// shoot already on a credentials binding stays on it.
+func TestRenderBinding(t *testing.T) {
+	tests := []struct {
+		// name describes the case.
+		name string
+		// version is the Kubernetes version the Runtime asks for.
+		version string
+		// currentCredentials runs the current shoot on a credentials binding; false means no shoot.
+		currentCredentials bool
+		// wantCredentials expects credentialsBindingName rather than secretBindingName.
+		wantCredentials bool
+	}{
+		{"1.33 uses the secret binding", "1.33.4", false, false},
+		{"1.34 uses the credentials binding", "1.34.1", false, true},
+		{"a shoot on a credentials binding stays on it", "1.33.4", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := baseRuntime()
+			rt.Spec.Shoot.Kubernetes.Version = ptr.To(tt.version)
+			var current *gardencorev1beta1.Shoot
+			if tt.currentCredentials {
+				first, err := Render(rt, nil, goldenOptions)
+				if err != nil {
+					t.Fatal(err)
+				}
+				current = first.Shoot
+				current.Spec.SecretBindingName, current.Spec.CredentialsBindingName = nil, ptr.To(rt.Spec.Shoot.SecretBindingName)
+			}
+			r, err := Render(rt, current, goldenOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := r.Shoot.Spec
+			if tt.wantCredentials {
+				expectPtr(t, "credentialsBindingName", got.CredentialsBindingName, rt.Spec.Shoot.SecretBindingName)
+				expectNil(t, "secretBindingName", got.SecretBindingName)
+			} else {
+				expectPtr(t, "secretBindingName", got.SecretBindingName, rt.Spec.Shoot.SecretBindingName)
+				expectNil(t, "credentialsBindingName", got.CredentialsBindingName)
+			}
+		})
+	}
 }
