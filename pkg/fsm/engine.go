@@ -109,10 +109,22 @@ func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 	e.observeInputs(obj, st, now)
 	log = log.WithValues("step", st.Step.Name)
 	d := e.run(ctrl.LoggerInto(ctx, log), obj, st, now)
+	st.Conditions = stepConditions(obj.EngineStatus().Conditions, st.Conditions)
 	logChange(log, before, st)
 	*obj.EngineStatus() = *st
 	e.syncMetrics(obj, st)
 	return d.result()
+}
+
+// stepConditions returns the conditions after one call: every condition as the step left it on
+// the object (steps own them all, such as Provisioned), with the engine's Ready condition, which
+// the engine alone sets, on top.
+func stepConditions(fromStep, fromEngine []metav1.Condition) []metav1.Condition {
+	out := slices.Clone(fromStep)
+	if ready := meta.FindStatusCondition(fromEngine, infrav1.ConditionReady); ready != nil {
+		meta.SetStatusCondition(&out, *ready)
+	}
+	return out
 }
 
 // logChange logs what one call changed: a step entered, a failure and its retry, a Failed
