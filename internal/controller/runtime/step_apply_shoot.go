@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -25,7 +26,7 @@ import (
 // region. The shoot's name is the Runtime's shoot name, so applying again after a lost reply
 // finds the same shoot instead of creating a second one, and fields the controller applied
 // before but no longer wants are removed by the apply. The one thing apply cannot remove is a
-// worker pool that another field manager also lists; removeWorkers does.
+// worker pool that another field manager also lists; removeWorkers does that first.
 func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	current, err := s.currentShoot(ctx, rt)
 	if err != nil {
@@ -42,15 +43,17 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	}
 	setVersionsCondition(rt, r.Kept)
 	shoot := r.Shoot
+	if current != nil {
+		if err := s.removeWorkers(ctx, current, shoot.Spec.Provider.Workers); err != nil {
+			return fsm.Fail(err)
+		}
+	}
 	ac, err := applyConfiguration(shoot)
 	if err != nil {
 		return fsm.Fail(err)
 	}
 	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fsm.Fail(shootWriteError(shoot.Name, err))
-	}
-	if err := s.removeWorkers(ctx, ac, shoot.Spec.Provider.Workers); err != nil {
-		return fsm.Fail(err)
 	}
 	return fsm.Next(StepWaitForShoot)
 }
@@ -117,50 +120,34 @@ func setVersionsCondition(rt *infrav1.Runtime, kept []gardener.KeptVersion) {
 		"Gardener does not downgrade a running shoot: "+strings.Join(parts, "; "))
 }
 
-// removeWorkers removes the worker pools of the applied shoot that the Runtime does not want.
-// Gardener merges workers by name, so a pool the Runtime dropped stays after the apply when
-// another field manager lists it too (an operator's own apply, say), holding only that
-// manager's fields. Such a pool is removed with an update of the whole list, guarded by the
-// resourceVersion the apply returned: if the shoot changed in between, the update conflicts and
-// the step runs again, apply first.
-func (s steps) removeWorkers(ctx context.Context, applied *unstructured.Unstructured, want []gardencorev1beta1.Worker) error {
-	pools, _, err := unstructured.NestedSlice(applied.Object, "spec", "provider", "workers")
-	if err != nil {
-		return fmt.Errorf("read worker pools of shoot %s: %w", applied.GetName(), err)
-	}
-	wanted := make(map[string]bool, len(want))
-	for _, w := range want {
-		wanted[w.Name] = true
-	}
-	var keep []any
+// removeWorkers removes the worker pools of the current shoot that the Runtime no longer wants,
+// before the apply. Gardener merges workers by name, so after an apply that drops a pool, a pool
+// that another field manager also lists (an operator's own apply, say) would stay with only that
+// manager's fields, and Gardener refuses such a half pool (no machine type). So the pools go
+// first, with an update of the whole list guarded by the resourceVersion the shoot was read
+// with: if the shoot changed in between, the update conflicts and the step runs again.
+func (s steps) removeWorkers(ctx context.Context, current *gardencorev1beta1.Shoot, want []gardencorev1beta1.Worker) error {
+	keep := make([]gardencorev1beta1.Worker, 0, len(current.Spec.Provider.Workers))
 	var drop []string
-	for _, p := range pools {
-		name, _, _ := unstructured.NestedString(asMap(p), "name")
-		if wanted[name] {
-			keep = append(keep, p)
+	for _, w := range current.Spec.Provider.Workers {
+		if slices.ContainsFunc(want, func(x gardencorev1beta1.Worker) bool { return x.Name == w.Name }) {
+			keep = append(keep, w)
 		} else {
-			drop = append(drop, name)
+			drop = append(drop, w.Name)
 		}
 	}
 	if len(drop) == 0 {
 		return nil
 	}
-	if err := unstructured.SetNestedSlice(applied.Object, keep, "spec", "provider", "workers"); err != nil {
-		return fmt.Errorf("set worker pools of shoot %s: %w", applied.GetName(), err)
-	}
+	shoot := current.DeepCopy()
+	shoot.Spec.Provider.Workers = keep
 	// Sent back unchanged, managedFields would be taken as the caller's; left out, the server
 	// records this update as usual.
-	applied.SetManagedFields(nil)
-	if err := s.Garden.Update(ctx, applied, client.FieldOwner(FieldOwner)); err != nil {
-		return fmt.Errorf("remove worker pools %v that another field manager keeps in shoot %s: %w", drop, applied.GetName(), err)
+	shoot.ManagedFields = nil
+	if err := s.Garden.Update(ctx, shoot, client.FieldOwner(FieldOwner)); err != nil {
+		return shootWriteError(shoot.Name, fmt.Errorf("remove worker pools %v: %w", drop, err))
 	}
 	return nil
-}
-
-// asMap returns v as a JSON object, or nil.
-func asMap(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
 }
 
 // applyConfiguration turns a typed object into an apply configuration holding exactly the fields
