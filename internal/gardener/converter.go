@@ -70,7 +70,7 @@ const (
 	ReasonInvalidConvertOptions = "InvalidConvertOptions"
 )
 
-// Errors that ShootFromRuntime wraps, for errors.Is.
+// Errors that Render wraps, for errors.Is.
 var (
 	// ErrUnsupportedProvider means the Runtime's provider type has no Gardener counterpart here.
 	ErrUnsupportedProvider = errors.New("unsupported provider type")
@@ -110,7 +110,7 @@ var providers = map[string]hyperscaler{
 	"alicloud":  {shootType: "alicloud", cloudProfile: "alicloud"},
 }
 
-// ConvertOptions holds what ShootFromRuntime needs beyond the Runtime.
+// ConvertOptions holds what Render needs beyond the Runtime: the landscape defaults.
 type ConvertOptions struct {
 	// Namespace is the Gardener project namespace the Shoot lives in, garden-<project>. Required.
 	Namespace string
