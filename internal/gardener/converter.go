@@ -296,7 +296,7 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 		CloudProfile: &gardencorev1beta1.CloudProfileReference{Kind: cloudProfileKind, Name: b.prov.cloudProfile},
 		Region:       s.Region,
 		Kubernetes:   kubernetes,
-		Networking:        networking(s.Networking),
+		Networking:   networking(s.Networking),
 		Provider: gardencorev1beta1.Provider{
 			Type:                 b.prov.shootType,
 			ControlPlaneConfig:   configs.ControlPlane,

@@ -39,9 +39,11 @@ func TestLoad(t *testing.T) {
 			check: func(s Scenario) bool { return *s.Faults[0].Probability == 0.1 && len(s.Faults[0].Fault.Codes) == 2 },
 		},
 		{
-			name:  "seed-region-down makes eu-central-1 unready",
-			load:  func() (Scenario, error) { return Load("seed-region-down") },
-			check: func(s Scenario) bool { return len(s.UnreadySeedRegions) == 1 && s.UnreadySeedRegions[0] == "eu-central-1" },
+			name: "seed-region-down makes eu-central-1 unready",
+			load: func() (Scenario, error) { return Load("seed-region-down") },
+			check: func(s Scenario) bool {
+				return len(s.UnreadySeedRegions) == 1 && s.UnreadySeedRegions[0] == "eu-central-1"
+			},
 		},
 		{
 			name: "shoot pattern replaces shoot-specific globs",
