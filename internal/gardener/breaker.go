@@ -1,6 +1,7 @@
 package gardener
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -133,6 +134,38 @@ func (b *Breaker) record(failed bool) {
 	b.failures++
 	if b.state == CircuitClosed && b.failures >= b.threshold {
 		b.open()
+	}
+}
+
+// ProbeDue reports whether the circuit is open and its cooldown has passed, so the next call
+// would be the half-open probe.
+func (b *Breaker) ProbeDue() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state == CircuitOpen && b.clock.Since(b.openedAt) >= b.cooldown
+}
+
+// Prober makes sure an open circuit is probed once its cooldown has passed, even when no caller
+// would call Gardener then: the runtimes that were failing may all be waiting out a backoff, or
+// Failed, and the shoot watch may still hold its old connection, so without a probe the circuit
+// could stay open long after Gardener is back. Every interval it checks, and when a probe is
+// due it runs probe, a cheap call through the breaker's own transport, whose reply closes the
+// circuit or opens it for another cooldown. It runs until ctx ends.
+func (b *Breaker) Prober(interval time.Duration, probe func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				if b.ProbeDue() {
+					// The outcome is recorded by the breaker itself; the error is Gardener's.
+					_ = probe(ctx)
+				}
+			}
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package gardener
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -86,4 +88,61 @@ func TestBreaker(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("a successful probe closes it", CircuitClosed)
+}
+
+// TestProberClosesAnIdleCircuit opens the circuit, lets Gardener recover, and makes no call of
+// its own: the prober probes once the cooldown has passed, not before, and the circuit closes.
+func TestProberClosesAnIdleCircuit(t *testing.T) {
+	var code atomic.Int32
+	code.Store(http.StatusServiceUnavailable)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(int(code.Load()))
+	}))
+	defer srv.Close()
+	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := NewBreaker(1, 30*time.Second, clock, prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_prober_state"}))
+	cfg := &rest.Config{Host: srv.URL}
+	b.Wrap(cfg)
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes atomic.Int32
+	probe := func(ctx context.Context) error {
+		probes.Add(1)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/version", nil)
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		return err
+	}
+	_ = probe(t.Context())
+	if b.State() != CircuitOpen {
+		t.Fatalf("state %d after a 503, want open", b.State())
+	}
+	probes.Store(0)
+	code.Store(http.StatusOK)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- b.Prober(time.Millisecond, probe)(ctx) }()
+	time.Sleep(20 * time.Millisecond) // many ticks within the cooldown
+	if n := probes.Load(); n != 0 {
+		t.Errorf("%d probes before the cooldown passed, want none", n)
+	}
+	clock.Step(30 * time.Second)
+	err = wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return b.State() == CircuitClosed, nil
+	})
+	cancel()
+	if err != nil {
+		t.Fatalf("circuit still in state %d after the cooldown: %v", b.State(), err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("prober returned %v", err)
+	}
+	if n := probes.Load(); n != 1 {
+		t.Errorf("%d probes, want exactly one", n)
+	}
 }

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -195,12 +198,15 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
-	gardenCluster, err := newGardenCluster(garden, scheme, o)
+	gardenCluster, prober, err := newGardenCluster(garden, scheme, o)
 	if err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(gardenCluster); err != nil {
 		return nil, fmt.Errorf("add garden cluster: %w", err)
+	}
+	if err := mgr.Add(prober); err != nil {
+		return nil, fmt.Errorf("add circuit prober: %w", err)
 	}
 	ns := "garden-" + o.GardenProject
 	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval)}
@@ -235,11 +241,13 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 
 // newGardenCluster connects to the Gardener project behind one client-side rate limit and one
 // circuit breaker, shared by every call of both controllers, counts the calls that reach
-// Gardener, and caches the project's shoots for the watches.
-func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (cluster.Cluster, error) {
+// Gardener, and caches the project's shoots for the watches. It also returns the breaker's
+// prober, which the manager runs.
+func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (cluster.Cluster, manager.Runnable, error) {
 	cfg := rest.CopyConfig(garden)
 	gardener.Instrument(cfg)
-	gardener.NewBreaker(o.CircuitThreshold, o.CircuitCooldown, nil, nil).Wrap(cfg)
+	breaker := gardener.NewBreaker(o.CircuitThreshold, o.CircuitCooldown, nil, nil)
+	breaker.Wrap(cfg)
 	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.GardenQPS), o.GardenBurst)
 	c, err := cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = scheme
@@ -248,7 +256,17 @@ func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (c
 		co.Client = client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&gardencorev1beta1.Seed{}, &corev1.ConfigMap{}}}}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("garden cluster: %w", err)
+		return nil, nil, fmt.Errorf("garden cluster: %w", err)
 	}
-	return c, nil
+	// The probe reads the Gardener API's version: the cheapest call, through the same breaker.
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("garden discovery client: %w", err)
+	}
+	probe := func(context.Context) error {
+		_, err := disco.ServerVersion()
+		return err //nolint:wrapcheck // the breaker records the reply; nobody reads this error.
+	}
+	interval := max(o.CircuitCooldown/4, 100*time.Millisecond)
+	return c, manager.RunnableFunc(breaker.Prober(interval, probe)), nil
 }

@@ -44,11 +44,7 @@ func TestGardenerOutageOpensTheCircuit(t *testing.T) {
 func waitForCircuit(t *testing.T, state int) {
 	t.Helper()
 	var got float64
-	// The circuit closes on the first call after its cooldown that succeeds. When the runtime
-	// has exhausted its retries during the outage, that call is the shoot informer's next
-	// relist, which client-go backs off by up to 30s with as much jitter again, so the wait
-	// allows two minutes. (That recovery waits for a caller is the subject of its own issue.)
-	err := testenv.Eventually(t.Context(), 2*time.Minute, 100*time.Millisecond, func(context.Context) (bool, error) {
+	err := testenv.Eventually(t.Context(), time.Minute, 100*time.Millisecond, func(context.Context) (bool, error) {
 		families, err := ctrlmetrics.Registry.Gather()
 		if err != nil {
 			return false, err
