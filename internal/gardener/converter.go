@@ -320,7 +320,7 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 	if b.useCredentialsBinding(kubernetes.Version) {
 		spec.CredentialsBindingName = nonEmpty(s.SecretBindingName)
 	} else {
-		spec.SecretBindingName = nonEmpty(s.SecretBindingName)
+		spec.SecretBindingName = nonEmpty(s.SecretBindingName) //nolint:staticcheck // SA1019: below Kubernetes 1.34 shoots on secret bindings still name them here.
 	}
 	return spec, nil
 }
@@ -668,15 +668,6 @@ func versionLess(a, b string) bool {
 		return false
 	}
 	return va.LessThan(vb)
-}
-
-// clone returns a pointer to a copy of *p, or nil.
-func clone[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }
 
 // nonEmpty returns a pointer to s, or nil when s is empty.

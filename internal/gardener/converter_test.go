@@ -104,7 +104,7 @@ func TestRenderFixtures(t *testing.T) {
 			spec := shoot.Spec
 			expectPtr(t, "purpose", spec.Purpose, gardencorev1beta1.ShootPurposeProduction)
 			expectEqual(t, "region", spec.Region, tt.region)
-			expectPtr(t, "secretBindingName", spec.SecretBindingName, "hyperscaler secret")
+			expectPtr(t, "secretBindingName", spec.SecretBindingName, "hyperscaler secret") //nolint:staticcheck // SA1019: the field the converter sets below Kubernetes 1.34.
 			expectEqual(t, "cloudProfile", *spec.CloudProfile, gardencorev1beta1.CloudProfileReference{Kind: "CloudProfile", Name: tt.cloudProfile})
 			expectEqual(t, "kubernetes.version", spec.Kubernetes.Version, "1.28.7")
 
@@ -691,7 +691,7 @@ func readFixture(t *testing.T, name string) *infrav1.Runtime {
 // by the cloudProfileName Gardener forbids from Kubernetes 1.34 on.
 func expectCloudProfile(t *testing.T, shoot *gardencorev1beta1.Shoot, name string) {
 	t.Helper()
-	expectNil(t, "cloudProfileName", shoot.Spec.CloudProfileName)
+	expectNil(t, "cloudProfileName", shoot.Spec.CloudProfileName) //nolint:staticcheck // SA1019: checking the converter never sets it.
 	if shoot.Spec.CloudProfile == nil {
 		t.Fatalf("cloudProfile is nil, want %s", name)
 	}

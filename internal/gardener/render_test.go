@@ -394,7 +394,7 @@ func TestRenderBinding(t *testing.T) {
 					t.Fatal(err)
 				}
 				current = first.Shoot
-				current.Spec.SecretBindingName, current.Spec.CredentialsBindingName = nil, ptr.To(rt.Spec.Shoot.SecretBindingName)
+				current.Spec.SecretBindingName, current.Spec.CredentialsBindingName = nil, ptr.To(rt.Spec.Shoot.SecretBindingName) //nolint:staticcheck // SA1019: a shoot that moved off its secret binding.
 			}
 			r, err := Render(rt, current, goldenOptions)
 			if err != nil {
@@ -403,9 +403,9 @@ func TestRenderBinding(t *testing.T) {
 			got := r.Shoot.Spec
 			if tt.wantCredentials {
 				expectPtr(t, "credentialsBindingName", got.CredentialsBindingName, rt.Spec.Shoot.SecretBindingName)
-				expectNil(t, "secretBindingName", got.SecretBindingName)
+				expectNil(t, "secretBindingName", got.SecretBindingName) //nolint:staticcheck // SA1019: the field under test.
 			} else {
-				expectPtr(t, "secretBindingName", got.SecretBindingName, rt.Spec.Shoot.SecretBindingName)
+				expectPtr(t, "secretBindingName", got.SecretBindingName, rt.Spec.Shoot.SecretBindingName) //nolint:staticcheck // SA1019: the field under test.
 				expectNil(t, "credentialsBindingName", got.CredentialsBindingName)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -233,7 +234,14 @@ func applyAuth(t *testing.T, c client.Client, r gardener.Rendered) {
 	t.Helper()
 	cm := r.AuthenticationConfig.DeepCopy()
 	cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
-	if err := c.Patch(t.Context(), cm, client.Apply, client.FieldOwner(runtimectrl.FieldOwner), client.ForceOwnership); err != nil {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(u, "status")
+	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
+	if err := c.Apply(t.Context(), ac, client.FieldOwner(runtimectrl.FieldOwner), client.ForceOwnership); err != nil {
 		t.Fatalf("apply ConfigMap: %v", err)
 	}
 }
