@@ -39,6 +39,8 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code, the PrometheusRule (from 
 	go run ./hack/alerting/genrule -in config/prometheus/rules.yaml -out config/prometheus/prometheusrule.yaml
 	go run ./hack/fsmdiagram -out docs/fsm.md
 
+# allowDangerousTypes: the Runtime API carries Gardener's worker options whole, as upstream's does,
+# and Gardener's cluster-autoscaler options have float fields.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers into config/.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true rbac:roleName=infrastructure-manager paths="./api/..." paths="./internal/..." \
