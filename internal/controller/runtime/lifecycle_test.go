@@ -135,6 +135,7 @@ func TestFixturesProvisionAndDeprovision(t *testing.T) {
 				t.Fatalf("runtime not deleted: %v", err)
 			}
 			assertGone(t, garden, client.ObjectKeyFromObject(shoot), &gardencorev1beta1.Shoot{})
+			assertGone(t, garden, client.ObjectKey{Namespace: shoot.Namespace, Name: gardener.AuthenticationConfigName(shoot.Name)}, &corev1.ConfigMap{})
 			assertGone(t, env.Client, client.ObjectKey{Namespace: rt.Namespace, Name: rt.Labels[infrav1.LabelRuntimeID]}, &infrav1.GardenerCluster{})
 			assertGone(t, env.Client, client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]}, &corev1.Secret{})
 			err = testenv.Eventually(t.Context(), 30*time.Second, 200*time.Millisecond, func(context.Context) (bool, error) {
