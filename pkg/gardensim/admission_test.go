@@ -88,7 +88,7 @@ func TestAdmissionRefusesThroughTheProxy(t *testing.T) {
 		},
 		{
 			name: "adm-oidc", apply: true, change: func(s *gardencorev1beta1.Shoot) {
-				s.Spec.Kubernetes.KubeAPIServer = &gardencorev1beta1.KubeAPIServerConfig{OIDCConfig: &gardencorev1beta1.OIDCConfig{ClientID: ptr.To("kyma"), IssuerURL: ptr.To("https://kyma.example")}}
+				s.Spec.Kubernetes.KubeAPIServer = &gardencorev1beta1.KubeAPIServerConfig{OIDCConfig: &gardencorev1beta1.OIDCConfig{ClientID: ptr.To("kyma"), IssuerURL: ptr.To("https://kyma.example")}} //nolint:staticcheck // SA1019: the deprecated field under test.
 			},
 			want: refusal{http.StatusUnprocessableEntity, "Invalid", `Shoot.core.gardener.cloud "adm-oidc" is invalid: spec.kubernetes.kubeAPIServer.oidcConfig: Invalid value: {"CABundle":null,"ClientAuthentication":null,"ClientID":"kyma","GroupsClaim":null,"GroupsPrefix":null,"IssuerURL":"https://kyma.example","RequiredClaims":null,"SigningAlgs":null,"UsernameClaim":null,"UsernamePrefix":null}: for Kubernetes versions >= 1.32, oidcConfig field is no longer supported`},
 		},

@@ -68,50 +68,69 @@ func validateAlicloud(c *check) error {
 		}
 	}
 	if c.op == Update {
-		old, err := decodeAlicloudInfra(c.old.Spec.Provider.InfrastructureConfig, false)
-		if err != nil {
+		if err := validateAlicloudUpdate(c, infra); err != nil {
 			return err
-		}
-		if !reflect.DeepEqual(old, infra) {
-			if errs := validateAlicloudInfraUpdate(old, infra); len(errs) > 0 {
-				return errs.ToAggregate()
-			}
-		}
-		if errs := validateWorkersZonesUpdate(c.shoot.Spec.Provider.Workers, c.old.Spec.Provider.Workers, workersPath); len(errs) > 0 {
-			return errs.ToAggregate()
-		}
-		if errs := validateAlicloudNetworkingUpdate(c.old.Spec.Networking, c.shoot.Spec.Networking); len(errs) > 0 {
-			return errs.ToAggregate()
 		}
 	}
 	if errs := validateAlicloudNetworking(c.shoot.Spec.Networking); len(errs) > 0 {
-		return errs.ToAggregate()
+		return aggregate(errs)
 	}
 	var nodes, pods, services *string
 	if n := c.shoot.Spec.Networking; n != nil {
 		nodes, pods, services = n.Nodes, n.Pods, n.Services
 	}
 	if errs := validateAlicloudInfra(infra, nodes, pods, services); len(errs) > 0 {
-		return errs.ToAggregate()
+		return aggregate(errs)
 	}
+	return aggregate(validateAlicloudWorkers(c, infra))
+}
+
+// validateAlicloudUpdate: the infrastructureConfig, the pools' zones and
+// the shoot's networks against the stored shoot, each check refusing on its
+// own.
+func validateAlicloudUpdate(c *check, infra *alicloudInfra) error {
+	old, err := decodeAlicloudInfra(c.old.Spec.Provider.InfrastructureConfig, false)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(old, infra) {
+		if errs := validateAlicloudInfraUpdate(old, infra); len(errs) > 0 {
+			return aggregate(errs)
+		}
+	}
+	if errs := validateWorkersZonesUpdate(c.shoot.Spec.Provider.Workers, c.old.Spec.Provider.Workers, workersPath); len(errs) > 0 {
+		return aggregate(errs)
+	}
+	if errs := validateAlicloudNetworkingUpdate(c.old.Spec.Networking, c.shoot.Spec.Networking); len(errs) > 0 {
+		return aggregate(errs)
+	}
+	return nil
+}
+
+// validateAlicloudWorkers: each pool's volume, and its zones configured in
+// the infrastructureConfig.
+func validateAlicloudWorkers(c *check, infra *alicloudInfra) field.ErrorList {
 	var zones []string
 	for _, z := range infra.Networks.Zones {
 		zones = append(zones, z.Name)
 	}
 	var errs field.ErrorList
 	for i, w := range c.shoot.Spec.Provider.Workers {
-		errs = append(errs, validateWorkerZones(w, zones, workersPath.Index(i), func(v *gardencore.Volume, p *field.Path) field.ErrorList {
-			var verrs field.ErrorList
-			if v.Type == nil {
-				verrs = append(verrs, field.Required(p.Child("type"), "must not be empty"))
-			}
-			if v.VolumeSize == "" {
-				verrs = append(verrs, field.Required(p.Child("size"), "must not be empty"))
-			}
-			return verrs
-		})...)
+		errs = append(errs, validateWorkerZones(w, zones, workersPath.Index(i), alicloudVolume)...)
 	}
-	return errs.ToAggregate()
+	return errs
+}
+
+// alicloudVolume wants a volume's type and size, in this order.
+func alicloudVolume(v *gardencore.Volume, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if v.Type == nil {
+		errs = append(errs, field.Required(p.Child("type"), "must not be empty"))
+	}
+	if v.VolumeSize == "" {
+		errs = append(errs, field.Required(p.Child("size"), "must not be empty"))
+	}
+	return errs
 }
 
 // decodeAlicloudInfra decodes strictly (new objects) or leniently.
@@ -141,7 +160,10 @@ func decodeAlicloud(raw *runtime.RawExtension, into any, kind string, strict boo
 		return fmt.Errorf("no kind %q is registered for version %q", tm.Kind, tm.APIVersion)
 	}
 	if _, isMeta := into.(*metav1.TypeMeta); isMeta || !strict {
-		return json.Unmarshal(raw.Raw, into)
+		if err := json.Unmarshal(raw.Raw, into); err != nil {
+			return fmt.Errorf("decode alicloud %s: %w", kind, err)
+		}
+		return nil
 	}
 	strictErrs, err := sigsjson.UnmarshalStrict(raw.Raw, into)
 	if err != nil {

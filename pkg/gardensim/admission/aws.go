@@ -40,11 +40,11 @@ func validateAWSUpdate(c *check) error {
 	}
 	if !reflect.DeepEqual(old, infra) {
 		if errs := validateAWSInfraUpdate(old, infra); len(errs) > 0 {
-			return errs.ToAggregate()
+			return aggregate(errs)
 		}
 	}
 	if errs := validateWorkersZonesUpdate(c.shoot.Spec.Provider.Workers, c.old.Spec.Provider.Workers, workersPath); len(errs) > 0 {
-		return errs.ToAggregate()
+		return aggregate(errs)
 	}
 	return validateAWSShoot(c)
 }
@@ -61,7 +61,7 @@ func awsBase(c *check, old *apisaws.InfrastructureConfig) (*apisaws.Infrastructu
 		return nil, err
 	}
 	if errs := awsZonesAgainstProfile(old, infra, c.regionZones(), c.regionKnown(), infraConfigPath.Child("network")); len(errs) > 0 {
-		return nil, errs.ToAggregate()
+		return nil, aggregate(errs)
 	}
 	return infra, nil
 }
@@ -135,7 +135,7 @@ func validateAWSShoot(c *check) error {
 		}
 		errs = append(errs, validateWorkerZones(w, zones, workersPath.Index(i), volumeSizeAndType)...)
 	}
-	return errs.ToAggregate()
+	return aggregate(errs)
 }
 
 // validateAWSInfra mirrors ValidateInfrastructureConfig: zone networks

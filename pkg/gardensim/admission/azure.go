@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	apisazure "github.com/gardener/gardener-extension-provider-azure/pkg/apis/azure"
+	gardencore "github.com/gardener/gardener/pkg/apis/core"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -27,7 +28,7 @@ func validateAzure(c *check) error {
 		if err := decodeAzureControlPlane(c); err != nil {
 			return err
 		}
-		return validateAzureShoot(c, nil, infra).ToAggregate()
+		return aggregate(validateAzureShoot(c, nil, infra))
 	}
 	if raw == nil {
 		return field.Required(infraConfigPath, "InfrastructureConfig must be set for Azure shoots")
@@ -52,7 +53,7 @@ func validateAzure(c *check) error {
 	}
 	errs = append(errs, validateWorkersZonesUpdate(c.shoot.Spec.Provider.Workers, c.old.Spec.Provider.Workers, workersPath)...)
 	errs = append(errs, validateAzureShoot(c, old, infra)...)
-	return errs.ToAggregate()
+	return aggregate(errs)
 }
 
 func decodeAzureInfra(d runtime.Decoder, raw *runtime.RawExtension) (*apisazure.InfrastructureConfig, error) {
@@ -217,43 +218,54 @@ func validateAzureWorkers(c *check, infra *apisazure.InfrastructureConfig) field
 		zones[strconv.Itoa(int(z.Name))] = true
 	}
 	for i, w := range c.shoot.Spec.Provider.Workers {
-		path := workersPath.Index(i)
-		if w.Volume == nil {
-			errs = append(errs, field.Required(path.Child("volume"), "must not be nil"))
-		} else {
-			if w.Volume.Type == nil {
-				errs = append(errs, field.Required(path.Child("volume", "type"), "must not be empty"))
-			}
-			if w.Volume.VolumeSize == "" {
-				errs = append(errs, field.Required(path.Child("volume", "size"), "must not be empty"))
-			}
-			if w.Volume.Encrypted != nil {
-				errs = append(errs, field.NotSupported(path.Child("volume", "encrypted"), *w.Volume.Encrypted, []string{}))
-			}
-		}
-		if infra.Zoned && len(w.Zones) == 0 {
-			errs = append(errs, field.Required(path.Child("zones"), "at least one zone must be configured for zoned clusters"))
+		errs = append(errs, validateAzureWorker(w, infra, zones, workersPath.Index(i))...)
+	}
+	return errs
+}
+
+// validateAzureWorker checks one pool: its volume, and zones as the
+// cluster's zoning and the infrastructureConfig's zones allow.
+func validateAzureWorker(w gardencore.Worker, infra *apisazure.InfrastructureConfig, infraZones map[string]bool, path *field.Path) field.ErrorList {
+	errs := validateAzureVolume(w.Volume, path.Child("volume"))
+	if infra.Zoned && len(w.Zones) == 0 {
+		return append(errs, field.Required(path.Child("zones"), "at least one zone must be configured for zoned clusters"))
+	}
+	if !infra.Zoned && len(w.Zones) > 0 {
+		return append(errs, field.Required(path.Child("zones"), "zones must not be specified for non zoned clusters"))
+	}
+	seen := map[string]bool{}
+	for j, z := range w.Zones {
+		if seen[z] {
+			errs = append(errs, field.Invalid(path.Child("zones").Index(j), z, "must only be specified once per worker group"))
 			continue
 		}
-		if !infra.Zoned && len(w.Zones) > 0 {
-			errs = append(errs, field.Required(path.Child("zones"), "zones must not be specified for non zoned clusters"))
-			continue
-		}
-		seen := map[string]bool{}
+		seen[z] = true
+	}
+	if len(infra.Networks.Zones) > 0 {
 		for j, z := range w.Zones {
-			if seen[z] {
-				errs = append(errs, field.Invalid(path.Child("zones").Index(j), z, "must only be specified once per worker group"))
-				continue
-			}
-			seen[z] = true
-		}
-		if len(infra.Networks.Zones) > 0 {
-			for j, z := range w.Zones {
-				if !zones[z] {
-					errs = append(errs, field.Invalid(path.Child("zones").Index(j), z, "zone configuration must be specified in \"infrastructureConfig.networks.zones\""))
-				}
+			if !infraZones[z] {
+				errs = append(errs, field.Invalid(path.Child("zones").Index(j), z, "zone configuration must be specified in \"infrastructureConfig.networks.zones\""))
 			}
 		}
+	}
+	return errs
+}
+
+// validateAzureVolume wants a pool's volume with type and size, and not
+// encrypted.
+func validateAzureVolume(v *gardencore.Volume, path *field.Path) field.ErrorList {
+	if v == nil {
+		return field.ErrorList{field.Required(path, "must not be nil")}
+	}
+	var errs field.ErrorList
+	if v.Type == nil {
+		errs = append(errs, field.Required(path.Child("type"), "must not be empty"))
+	}
+	if v.VolumeSize == "" {
+		errs = append(errs, field.Required(path.Child("size"), "must not be empty"))
+	}
+	if v.Encrypted != nil {
+		errs = append(errs, field.NotSupported(path.Child("encrypted"), *v.Encrypted, []string{}))
 	}
 	return errs
 }
@@ -265,42 +277,55 @@ func validateAzureInfraUpdate(old, infra *apisazure.InfrastructureConfig, path *
 	if old.Networks.Workers != nil && infra.Networks.Workers != nil {
 		errs = append(errs, apivalidation.ValidateImmutableField(infra.Networks.Workers, old.Networks.Workers, path.Child("networks", "workers"))...)
 	}
-	oldSingle, single := len(old.Networks.Zones) == 0, len(infra.Networks.Zones) == 0
+	errs = append(errs, validateAzureSubnetsUpdate(old.Networks, infra.Networks, path.Child("networks"))...)
+	errs = append(errs, apivalidation.ValidateImmutableField(old.Zoned, infra.Zoned, path.Child("zoned"))...)
+	return append(errs, validateAzureVNetUpdate(old.Networks.VNet, infra.Networks.VNet, path.Child("networks", "vnet"))...)
+}
+
+// validateAzureSubnetsUpdate: zones' networks are immutable and zones
+// cannot be removed; a single workers network may become zones' networks
+// (one of them the old workers network) but not the other way round.
+func validateAzureSubnetsUpdate(old, networks apisazure.NetworkConfig, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	oldSingle, single := len(old.Zones) == 0, len(networks.Zones) == 0
 	switch {
 	case !oldSingle && !single:
-		if len(old.Networks.Zones) > len(infra.Networks.Zones) {
-			errs = append(errs, field.Forbidden(path.Child("networks", "zones"), "removing zones is not allowed"))
+		if len(old.Zones) > len(networks.Zones) {
+			errs = append(errs, field.Forbidden(path.Child("zones"), "removing zones is not allowed"))
 		}
-		for i, z := range infra.Networks.Zones {
-			for _, o := range old.Networks.Zones {
+		for i, z := range networks.Zones {
+			for _, o := range old.Zones {
 				if z.Name == o.Name {
-					errs = append(errs, apivalidation.ValidateImmutableField(z.CIDR, o.CIDR, path.Child("networks", "zones").Index(i).Child("cidr"))...)
+					errs = append(errs, apivalidation.ValidateImmutableField(z.CIDR, o.CIDR, path.Child("zones").Index(i).Child("cidr"))...)
 				}
 			}
 		}
 	case !oldSingle && single:
-		errs = append(errs, field.Forbidden(path.Child("networks").Child("worker"), "updating the infrastructure configuration from using dedicated subnets per zone to using single subnet is not allowed"))
+		errs = append(errs, field.Forbidden(path.Child("worker"), "updating the infrastructure configuration from using dedicated subnets per zone to using single subnet is not allowed"))
 	case oldSingle && !single:
-		if !slices.ContainsFunc(infra.Networks.Zones, func(z apisazure.Zone) bool { return old.Networks.Workers != nil && z.CIDR == *old.Networks.Workers }) {
-			errs = append(errs, field.Forbidden(path.Child("networks", "zones"), "when updating InfrastructureConfig to use dedicated subnets per zones, the CIDR for one of the zones must match that of the previous config.networks.workers"))
+		if !slices.ContainsFunc(networks.Zones, func(z apisazure.Zone) bool { return old.Workers != nil && z.CIDR == *old.Workers }) {
+			errs = append(errs, field.Forbidden(path.Child("zones"), "when updating InfrastructureConfig to use dedicated subnets per zones, the CIDR for one of the zones must match that of the previous config.networks.workers"))
 		}
 	default:
-		errs = append(errs, apivalidation.ValidateImmutableField(infra.Networks.Workers, old.Networks.Workers, path.Child("networks", "workers"))...)
-	}
-	errs = append(errs, apivalidation.ValidateImmutableField(old.Zoned, infra.Zoned, path.Child("zoned"))...)
-	vnetP := path.Child("networks", "vnet")
-	ov, nv := old.Networks.VNet, infra.Networks.VNet
-	switch {
-	case ov.Name != nil && ov.ResourceGroup != nil, ov.CIDR == nil && ov.Name == nil && ov.ResourceGroup == nil:
-		errs = append(errs, apivalidation.ValidateImmutableField(nv.Name, ov.Name, vnetP.Child("name"))...)
-		errs = append(errs, apivalidation.ValidateImmutableField(nv.ResourceGroup, ov.ResourceGroup, vnetP.Child("resourceGroup"))...)
-	case ov.CIDR != nil && nv.CIDR == nil:
-		errs = append(errs, field.Invalid(path.Child("networks", "vnet", "cidr"), nv.CIDR, "vnet cidr need to be specified"))
-	case ov.CIDR != nil:
-		o, n := newCIDR(*ov.CIDR, vnetP.Child("cidr")), newCIDR(*nv.CIDR, vnetP.Child("cidr"))
-		if len(n.subset(o)) > 0 {
-			errs = append(errs, field.Invalid(n.path, n.value, "VNet CIDR blocks can only be expanded"))
-		}
+		errs = append(errs, apivalidation.ValidateImmutableField(networks.Workers, old.Workers, path.Child("workers"))...)
 	}
 	return errs
+}
+
+// validateAzureVNetUpdate: a referenced (or default) VNet is immutable, a
+// VNet's CIDR can only grow.
+func validateAzureVNetUpdate(old, vnet apisazure.VNet, path *field.Path) field.ErrorList {
+	switch {
+	case old.Name != nil && old.ResourceGroup != nil, old.CIDR == nil && old.Name == nil && old.ResourceGroup == nil:
+		errs := apivalidation.ValidateImmutableField(vnet.Name, old.Name, path.Child("name"))
+		return append(errs, apivalidation.ValidateImmutableField(vnet.ResourceGroup, old.ResourceGroup, path.Child("resourceGroup"))...)
+	case old.CIDR != nil && vnet.CIDR == nil:
+		return field.ErrorList{field.Invalid(path.Child("cidr"), vnet.CIDR, "vnet cidr need to be specified")}
+	case old.CIDR != nil:
+		o, n := newCIDR(*old.CIDR, path.Child("cidr")), newCIDR(*vnet.CIDR, path.Child("cidr"))
+		if len(n.subset(o)) > 0 {
+			return field.ErrorList{field.Invalid(n.path, n.value, "VNet CIDR blocks can only be expanded")}
+		}
+	}
+	return nil
 }

@@ -27,7 +27,7 @@ func validateGCP(c *check) error {
 		if err != nil {
 			return err
 		}
-		return validateGCPShoot(c, ctx).ToAggregate()
+		return aggregate(validateGCPShoot(c, ctx))
 	}
 	old, err := newGCPContext(lenientDecoder, c.old.Spec.Provider.InfrastructureConfig, c.old.Spec.Provider.ControlPlaneConfig)
 	if err != nil {
@@ -46,7 +46,7 @@ func validateGCP(c *check) error {
 	}
 	errs = append(errs, validateWorkersZonesUpdate(c.shoot.Spec.Provider.Workers, c.old.Spec.Provider.Workers, workersPath)...)
 	errs = append(errs, validateGCPShoot(c, ctx)...)
-	return errs.ToAggregate()
+	return aggregate(errs)
 }
 
 func newGCPContext(d runtime.Decoder, infraRaw, cpRaw *runtime.RawExtension) (*gcpContext, error) {

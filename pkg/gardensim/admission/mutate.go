@@ -48,8 +48,8 @@ func usesUnmanagedDNS(shoot *gardencorev1beta1.Shoot) bool {
 	if shoot.Spec.DNS == nil {
 		return false
 	}
-	for _, p := range shoot.Spec.DNS.Providers {
-		if ptr.Deref(p.Primary, false) && ptr.Deref(p.Type, "") == "unmanaged" {
+	for _, p := range shoot.Spec.DNS.Providers { //nolint:staticcheck // SA1019: Gardener's ShootDNS plugin still tells unmanaged DNS by the primary provider.
+		if ptr.Deref(p.Primary, false) && ptr.Deref(p.Type, "") == "unmanaged" { //nolint:staticcheck // SA1019: Gardener's ShootDNS plugin still reads the primary provider's type.
 			return true
 		}
 	}
@@ -67,7 +67,7 @@ func cloudProfileName(shoot *gardencorev1beta1.Shoot) (name, kind string, ok boo
 		}
 		return ref.Name, kind, true
 	}
-	if n := ptr.Deref(shoot.Spec.CloudProfileName, ""); n != "" {
+	if n := ptr.Deref(shoot.Spec.CloudProfileName, ""); n != "" { //nolint:staticcheck // SA1019: Gardener still resolves a shoot's profile by the deprecated name.
 		return n, v1beta1constants.CloudProfileReferenceKindCloudProfile, true
 	}
 	return "", "", false
@@ -95,7 +95,7 @@ func lookupProfile(ctx context.Context, env Env, name, kind string) (*gardencore
 // images from the CloudProfile, and records the creator. It returns the
 // profile, nil if the shoot references none.
 func mutateShoot(ctx context.Context, env Env, shoot, old *gardencorev1beta1.Shoot, req Request) (*gardencorev1beta1.CloudProfile, error) {
-	if req.Operation == Create && ptr.Deref(shoot.Spec.CloudProfileName, "") != "" && shoot.Spec.CloudProfile != nil {
+	if req.Operation == Create && namesCloudProfileTwice(shoot) {
 		return nil, unknownError(errors.New("new shoot can only specify either cloudProfileName or cloudProfile reference"))
 	}
 	name, kind, ok := cloudProfileName(shoot)
@@ -109,9 +109,28 @@ func mutateShoot(ctx context.Context, env Env, shoot, old *gardencorev1beta1.Sho
 	if req.Operation == Create && req.User != "" {
 		metav1.SetMetaDataAnnotation(&shoot.ObjectMeta, v1beta1constants.GardenCreatedBy, req.User)
 	}
-	var errs field.ErrorList
 	now := env.Now()
-	versions := profile.Spec.Kubernetes.Versions
+	errs := defaultKubernetesVersions(shoot, profile.Spec.Kubernetes.Versions, now)
+	if len(errs) == 0 && shoot.DeletionTimestamp == nil {
+		errs = defaultMachineImages(profile, shoot, old, now)
+	}
+	if len(errs) > 0 {
+		return nil, forbiddenList(shoot.Name, errs)
+	}
+	return profile, nil
+}
+
+// namesCloudProfileTwice reports whether the shoot names its profile both
+// ways, which a new shoot may not.
+func namesCloudProfileTwice(shoot *gardencorev1beta1.Shoot) bool {
+	return ptr.Deref(shoot.Spec.CloudProfileName, "") != "" && shoot.Spec.CloudProfile != nil //nolint:staticcheck // SA1019: Gardener refuses a new shoot that names its profile by the deprecated field too.
+}
+
+// defaultKubernetesVersions completes the partial Kubernetes versions of
+// the shoot and of its pools; it stops at the first pool whose version has
+// no match.
+func defaultKubernetesVersions(shoot *gardencorev1beta1.Shoot, versions []gardencorev1beta1.ExpirableVersion, now time.Time) field.ErrorList {
+	var errs field.ErrorList
 	if v, verrs := defaultKubernetesVersion(versions, shoot.Spec.Kubernetes.Version, field.NewPath("spec", "kubernetes", "version"), now); len(verrs) > 0 {
 		errs = append(errs, verrs...)
 	} else if v != "" {
@@ -125,31 +144,33 @@ func mutateShoot(ctx context.Context, env Env, shoot, old *gardencorev1beta1.Sho
 		}
 		v, verrs := defaultKubernetesVersion(versions, *w.Kubernetes.Version, workers.Index(i).Child("kubernetes", "version"), now)
 		if len(verrs) > 0 {
-			errs = append(errs, verrs...)
-			break
+			return append(errs, verrs...)
 		}
 		if v != "" {
 			w.Kubernetes.Version = ptr.To(v)
 		}
 	}
-	if len(errs) == 0 && shoot.DeletionTimestamp == nil {
-		var oldWorkers []gardencorev1beta1.Worker
-		if old != nil {
-			oldWorkers = old.Spec.Provider.Workers
-		}
-		for i := range shoot.Spec.Provider.Workers {
-			image, ferr := ensureMachineImage(profile, oldWorkers, &shoot.Spec.Provider.Workers[i], workers.Index(i), now)
-			if ferr != nil {
-				errs = append(errs, ferr)
-				continue
-			}
-			shoot.Spec.Provider.Workers[i].Machine.Image = image
-		}
+	return errs
+}
+
+// defaultMachineImages sets the machine image of each pool (see
+// ensureMachineImage).
+func defaultMachineImages(profile *gardencorev1beta1.CloudProfile, shoot, old *gardencorev1beta1.Shoot, now time.Time) field.ErrorList {
+	var oldWorkers []gardencorev1beta1.Worker
+	if old != nil {
+		oldWorkers = old.Spec.Provider.Workers
 	}
-	if len(errs) > 0 {
-		return nil, forbiddenList(shoot.Name, errs)
+	workers := field.NewPath("spec", "provider", "workers")
+	var errs field.ErrorList
+	for i := range shoot.Spec.Provider.Workers {
+		image, ferr := ensureMachineImage(profile, oldWorkers, &shoot.Spec.Provider.Workers[i], workers.Index(i), now)
+		if ferr != nil {
+			errs = append(errs, ferr)
+			continue
+		}
+		shoot.Spec.Provider.Workers[i].Machine.Image = image
 	}
-	return profile, nil
+	return errs
 }
 
 // defaultKubernetesVersion completes a version of the form "1" or "1.33"
@@ -160,31 +181,16 @@ func defaultKubernetesVersion(versions []gardencorev1beta1.ExpirableVersion, ver
 	if len(parts) == 3 {
 		return "", nil
 	}
-	var major, minor *uint64
-	if len(parts) == 2 && parts[1] != "" {
-		v, err := strconv.ParseUint(parts[1], 10, 0)
-		if err != nil {
-			return "", field.ErrorList{field.Invalid(path, parts[1], "must be a semantic version")}
-		}
-		minor = &v
-	}
-	if parts[0] != "" {
-		v, err := strconv.ParseUint(parts[0], 10, 0)
-		if err != nil {
-			return "", field.ErrorList{field.Invalid(path, parts[0], "must be a semantic version")}
-		}
-		major = &v
+	major, minor, bad, err := versionParts(parts)
+	if err != nil {
+		return "", field.ErrorList{field.Invalid(path, bad, "must be a semantic version")}
 	}
 	var latest *semver
 	for _, c := range versions {
 		if classification(c, now) != gardencorev1beta1.ClassificationSupported {
 			continue
 		}
-		v, err := parseSemver(c.Version)
-		if err != nil || (major != nil && v.major != *major) || (minor != nil && v.minor != *minor) {
-			continue
-		}
-		if latest == nil || latest.less(v) {
+		if v, err := parseSemver(c.Version); err == nil && v.matches(major, minor) && (latest == nil || latest.less(v)) {
 			latest = &v
 		}
 	}
@@ -192,6 +198,23 @@ func defaultKubernetesVersion(versions []gardencorev1beta1.ExpirableVersion, ver
 		return latest.String(), nil
 	}
 	return "", field.ErrorList{field.Invalid(path, version, fmt.Sprintf("couldn't find a suitable version for %s. Suitable versions have a non-expired expiration date and are no 'preview' versions. 'Preview'-classified versions have to be selected explicitly", version))}
+}
+
+// versionParts reads the major and minor of a partial version split at its
+// dots ("1" or "1.33" split); a part left out is nil. On error it also
+// returns the part that is no number.
+func versionParts(parts []string) (major, minor *uint64, bad string, err error) {
+	if len(parts) == 2 && parts[1] != "" {
+		if minor, err = parseVersionPart(parts[1]); err != nil {
+			return nil, nil, parts[1], err
+		}
+	}
+	if parts[0] != "" {
+		if major, err = parseVersionPart(parts[0]); err != nil {
+			return nil, nil, parts[0], err
+		}
+	}
+	return major, minor, "", nil
 }
 
 // ensureMachineImage keeps an existing pool's image when the update leaves
@@ -222,49 +245,77 @@ func defaultMachineImage(images []gardencorev1beta1.MachineImage, image *gardenc
 	if len(images) == 0 {
 		return nil, field.Invalid(path, reference, "the cloud profile does not contain any machine image - cannot create shoot cluster")
 	}
-	var chosen *gardencorev1beta1.MachineImage
-	if image != nil && image.Name != "" {
-		i := slices.IndexFunc(images, func(m gardencorev1beta1.MachineImage) bool { return m.Name == image.Name })
-		if i < 0 {
-			return nil, field.Invalid(path, image.Name, "image is not supported")
-		}
-		chosen = &images[i]
-		if slices.ContainsFunc(chosen.Versions, func(v gardencorev1beta1.MachineImageVersion) bool { return v.Version == ptr.Deref(image.Version, "") }) {
-			return image, nil
-		}
-	} else {
+	chosen, offered, ferr := chooseMachineImage(images, image, arch, path, reference)
+	if ferr != nil {
+		return nil, ferr
+	}
+	if offered {
+		return image, nil
+	}
+	major, minor, full, ferr := partialImageVersion(image, path)
+	if ferr != nil {
+		return nil, ferr
+	}
+	if full {
+		return image, nil
+	}
+	latest := latestImageVersion(chosen.Versions, arch, major, minor, now)
+	if latest == nil {
+		return nil, field.Invalid(path, reference, "failed to determine latest machine image from cloud profile: the latest machine version has been removed")
+	}
+	out := &gardencorev1beta1.ShootMachineImage{Name: chosen.Name, Version: ptr.To(latest.String())}
+	if image != nil {
+		out.ProviderConfig = image.ProviderConfig
+	}
+	return out, nil
+}
+
+// chooseMachineImage is the profile's image of the shoot's image name, and
+// whether it offers the shoot's exact version; for a shoot without an
+// image name, the first image with a version that supports arch.
+func chooseMachineImage(images []gardencorev1beta1.MachineImage, image *gardencorev1beta1.ShootMachineImage, arch string, path *field.Path, reference string) (*gardencorev1beta1.MachineImage, bool, *field.Error) {
+	if image == nil || image.Name == "" {
 		for i := range images {
 			if slices.ContainsFunc(images[i].Versions, func(v gardencorev1beta1.MachineImageVersion) bool { return supportsArch(v, arch) }) {
-				chosen = &images[i]
-				break
+				return &images[i], false, nil
 			}
 		}
-		if chosen == nil {
-			return nil, field.Invalid(path, reference, fmt.Sprintf("no valid machine image found that supports architecture `%s`", arch))
-		}
+		return nil, false, field.Invalid(path, reference, fmt.Sprintf("no valid machine image found that supports architecture `%s`", arch))
 	}
-	var major, minor *uint64
-	if image != nil {
-		parts := strings.Split(strings.TrimPrefix(ptr.Deref(image.Version, ""), "v"), ".")
-		if len(parts) == 3 {
-			return image, nil
-		}
-		var err error
-		if len(parts) == 2 && parts[1] != "" {
-			if minor, err = parseVersionPart(parts[1]); err != nil {
-				return nil, field.Invalid(path, ptr.Deref(image.Version, ""), err.Error())
-			}
-		}
-		if parts[0] != "" {
-			if major, err = parseVersionPart(parts[0]); err != nil {
-				return nil, field.Invalid(path, ptr.Deref(image.Version, ""), err.Error())
-			}
-		}
+	i := slices.IndexFunc(images, func(m gardencorev1beta1.MachineImage) bool { return m.Name == image.Name })
+	if i < 0 {
+		return nil, false, field.Invalid(path, image.Name, "image is not supported")
 	}
+	offered := slices.ContainsFunc(images[i].Versions, func(v gardencorev1beta1.MachineImageVersion) bool { return v.Version == ptr.Deref(image.Version, "") })
+	return &images[i], offered, nil
+}
+
+// partialImageVersion reads the major and minor of the shoot's image
+// version ("1592" or "1592.4", nil if left out); full reports a version
+// with all three parts, which is not defaulted.
+func partialImageVersion(image *gardencorev1beta1.ShootMachineImage, path *field.Path) (major, minor *uint64, full bool, ferr *field.Error) {
+	if image == nil {
+		return nil, nil, false, nil
+	}
+	version := ptr.Deref(image.Version, "")
+	parts := strings.Split(strings.TrimPrefix(version, "v"), ".")
+	if len(parts) == 3 {
+		return nil, nil, true, nil
+	}
+	major, minor, _, err := versionParts(parts)
+	if err != nil {
+		return nil, nil, false, field.Invalid(path, version, err.Error())
+	}
+	return major, minor, false, nil
+}
+
+// latestImageVersion is the latest version for arch that matches major and
+// minor (if given) and is active and not in preview; nil if none.
+func latestImageVersion(versions []gardencorev1beta1.MachineImageVersion, arch string, major, minor *uint64, now time.Time) *semver {
 	var latest *semver
-	for _, v := range chosen.Versions {
+	for _, v := range versions {
 		sv, err := parseSemver(v.Version)
-		if err != nil || !supportsArch(v, arch) || (major != nil && sv.major != *major) || (minor != nil && sv.minor != *minor) {
+		if err != nil || !supportsArch(v, arch) || !sv.matches(major, minor) {
 			continue
 		}
 		if c := classification(v.ExpirableVersion, now); c == gardencorev1beta1.ClassificationPreview || !c.IsActive() {
@@ -274,14 +325,7 @@ func defaultMachineImage(images []gardencorev1beta1.MachineImage, image *gardenc
 			latest = &sv
 		}
 	}
-	if latest == nil {
-		return nil, field.Invalid(path, reference, "failed to determine latest machine image from cloud profile: the latest machine version has been removed")
-	}
-	out := &gardencorev1beta1.ShootMachineImage{Name: chosen.Name, Version: ptr.To(latest.String())}
-	if image != nil {
-		out.ProviderConfig = image.ProviderConfig
-	}
-	return out, nil
+	return latest
 }
 
 func parseVersionPart(part string) (*uint64, error) {
@@ -309,38 +353,65 @@ func prepare(shoot, old *gardencorev1beta1.Shoot) {
 	syncCloudProfileFields(old, shoot)
 }
 
-// syncCloudProfileFields mirrors Gardener's SyncCloudProfileFields.
+// syncCloudProfileFields mirrors Gardener's SyncCloudProfileFields: from
+// Kubernetes 1.34 on, the two ways of naming the profile are no longer
+// synced; below, spec.cloudProfileName follows spec.cloudProfile.
 func syncCloudProfileFields(old, shoot *gardencorev1beta1.Shoot) {
 	if shoot.DeletionTimestamp != nil {
 		return
 	}
-	v, verr := parseSemver(shoot.Spec.Kubernetes.Version)
-	known := verr == nil
-	spec := &shoot.Spec
+	v, err := parseSemver(shoot.Spec.Kubernetes.Version)
+	known := err == nil
 	if known && !v.less(semver{major: 1, minor: 34}) {
-		if spec.CloudProfile != nil && spec.CloudProfile.Kind == "" {
-			spec.CloudProfile.Kind = v1beta1constants.CloudProfileReferenceKindCloudProfile
-		}
-		if old != nil && spec.CloudProfileName != nil && spec.CloudProfile != nil &&
-			spec.CloudProfile.Kind == v1beta1constants.CloudProfileReferenceKindCloudProfile &&
-			*spec.CloudProfileName == ptr.Deref(old.Spec.CloudProfileName, "") && *spec.CloudProfileName == spec.CloudProfile.Name {
-			spec.CloudProfileName = nil
+		defaultCloudProfileKind(&shoot.Spec)
+		if old != nil {
+			dropUnchangedCloudProfileName(&shoot.Spec, &old.Spec)
 		}
 		return
 	}
-	if spec.CloudProfile == nil && spec.CloudProfileName != nil {
-		spec.CloudProfile = &gardencorev1beta1.CloudProfileReference{Kind: v1beta1constants.CloudProfileReferenceKindCloudProfile, Name: *spec.CloudProfileName}
-	}
+	syncCloudProfileName(&shoot.Spec, !known || v.less(semver{major: 1, minor: 33}))
+}
+
+// defaultCloudProfileKind defaults an empty kind of the reference to
+// CloudProfile.
+func defaultCloudProfileKind(spec *gardencorev1beta1.ShootSpec) {
 	if spec.CloudProfile != nil && spec.CloudProfile.Kind == "" {
 		spec.CloudProfile.Kind = v1beta1constants.CloudProfileReferenceKindCloudProfile
 	}
-	name := ptr.Deref(spec.CloudProfileName, "")
-	if spec.CloudProfile != nil && spec.CloudProfile.Kind == v1beta1constants.CloudProfileReferenceKindCloudProfile &&
-		(!known || v.less(semver{major: 1, minor: 33}) || name != "" && name != spec.CloudProfile.Name) {
-		spec.CloudProfileName = ptr.To(spec.CloudProfile.Name)
+}
+
+// dropUnchangedCloudProfileName: from Kubernetes 1.34 on, an update's
+// unchanged spec.cloudProfileName that names the referenced CloudProfile is
+// unset.
+func dropUnchangedCloudProfileName(spec, old *gardencorev1beta1.ShootSpec) {
+	name := spec.CloudProfileName //nolint:staticcheck // SA1019: Gardener unsets the deprecated name here.
+	if name == nil || spec.CloudProfile == nil || spec.CloudProfile.Kind != v1beta1constants.CloudProfileReferenceKindCloudProfile {
+		return
 	}
-	if spec.CloudProfile != nil && spec.CloudProfile.Kind != v1beta1constants.CloudProfileReferenceKindCloudProfile {
-		spec.CloudProfileName = nil
+	if *name == ptr.Deref(old.CloudProfileName, "") && *name == spec.CloudProfile.Name { //nolint:staticcheck // SA1019: only an unchanged deprecated name is unset.
+		spec.CloudProfileName = nil //nolint:staticcheck // SA1019: Gardener unsets the deprecated name here.
+	}
+}
+
+// syncCloudProfileName: below Kubernetes 1.34, spec.cloudProfile is filled
+// from spec.cloudProfileName, and spec.cloudProfileName follows a reference
+// of kind CloudProfile (always below 1.33, else if it names another
+// profile) and is unset for other kinds.
+func syncCloudProfileName(spec *gardencorev1beta1.ShootSpec, below133 bool) {
+	name := spec.CloudProfileName //nolint:staticcheck // SA1019: Gardener syncs the deprecated name below Kubernetes 1.34.
+	if spec.CloudProfile == nil && name != nil {
+		spec.CloudProfile = &gardencorev1beta1.CloudProfileReference{Kind: v1beta1constants.CloudProfileReferenceKindCloudProfile, Name: *name}
+	}
+	defaultCloudProfileKind(spec)
+	if spec.CloudProfile == nil {
+		return
+	}
+	if spec.CloudProfile.Kind != v1beta1constants.CloudProfileReferenceKindCloudProfile {
+		spec.CloudProfileName = nil //nolint:staticcheck // SA1019: Gardener unsets the deprecated name for other kinds.
+		return
+	}
+	if below133 || ptr.Deref(name, "") != "" && *name != spec.CloudProfile.Name {
+		spec.CloudProfileName = ptr.To(spec.CloudProfile.Name) //nolint:staticcheck // SA1019: Gardener syncs the deprecated name below Kubernetes 1.34.
 	}
 }
 

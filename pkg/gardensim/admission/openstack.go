@@ -27,7 +27,7 @@ func validateOpenStack(c *check) error {
 		if err != nil {
 			return err
 		}
-		return validateOpenStackShoot(c, ctx).ToAggregate()
+		return aggregate(validateOpenStackShoot(c, ctx))
 	}
 	old, oerr := newOpenStackContext(lenientDecoder, c.old.Spec.Provider.InfrastructureConfig, c.old.Spec.Provider.ControlPlaneConfig)
 	if oerr != nil {
@@ -39,10 +39,10 @@ func validateOpenStack(c *check) error {
 	var errs field.ErrorList
 	errs = append(errs, validateOpenStackInfraUpdate(old.infra, ctx.infra, infraConfigPath)...)
 	if wErrs := validateWorkersZonesUpdate(c.shoot.Spec.Provider.Workers, c.old.Spec.Provider.Workers, workersPath); len(wErrs) > 0 {
-		return wErrs.ToAggregate()
+		return aggregate(wErrs)
 	}
 	errs = append(errs, validateOpenStackShoot(c, ctx)...)
-	return errs.ToAggregate()
+	return aggregate(errs)
 }
 
 func newOpenStackContext(d runtime.Decoder, infraRaw, cpRaw *runtime.RawExtension) (*openstackContext, error) {

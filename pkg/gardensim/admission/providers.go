@@ -47,7 +47,13 @@ func init() {
 // (without the simulator's own context).
 func decodeErrorText(d runtime.Decoder, raw *runtime.RawExtension, into runtime.Object) error {
 	_, _, err := d.Decode(raw.Raw, nil, into)
-	return err
+	return err //nolint:wrapcheck // The extensions answer with the decoder's text verbatim; context of the simulator's would change their message.
+}
+
+// aggregate is the extensions' errs.ToAggregate(): nil for no errors, else
+// the field errors whose text the webhook denies with.
+func aggregate(errs field.ErrorList) error {
+	return errs.ToAggregate() //nolint:wrapcheck // The webhook's message is the aggregate's text verbatim, as the extensions return it.
 }
 
 // regionZones are the zone names of the shoot's region in the profile, in

@@ -168,7 +168,7 @@ func TestOIDCConfig(t *testing.T) {
 	oidc := func(version string) func(*gardencorev1beta1.Shoot) {
 		return func(s *gardencorev1beta1.Shoot) {
 			s.Spec.Kubernetes.Version = version
-			s.Spec.Kubernetes.KubeAPIServer = &gardencorev1beta1.KubeAPIServerConfig{OIDCConfig: &gardencorev1beta1.OIDCConfig{
+			s.Spec.Kubernetes.KubeAPIServer = &gardencorev1beta1.KubeAPIServerConfig{OIDCConfig: &gardencorev1beta1.OIDCConfig{ //nolint:staticcheck // SA1019: the deprecated field under test.
 				ClientID: ptr.To("kyma"), IssuerURL: ptr.To("https://kyma.accounts.ondemand.com"),
 			}}
 		}
@@ -222,7 +222,7 @@ func TestCloudProfile(t *testing.T) {
 	runCases(t, []admissionCase{
 		{
 			name:   "unknown cloud profile",
-			change: func(s *gardencorev1beta1.Shoot) { s.Spec.CloudProfileName = ptr.To("nope") },
+			change: func(s *gardencorev1beta1.Shoot) { s.Spec.CloudProfileName = ptr.To("nope") }, //nolint:staticcheck // SA1019: the fixture names its profile by the deprecated field.
 			want: &refusal{code: http.StatusInternalServerError, reason: "InternalError",
 				message: `Internal error occurred: could not find referenced cloud profile: cloudprofile.core.gardener.cloud "nope" not found`},
 		},

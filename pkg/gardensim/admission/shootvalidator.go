@@ -67,7 +67,7 @@ func (c *check) versionOffered(version, old string, newPool bool, path *field.Pa
 			return nil
 		}
 		s := v.Version
-		if ptr.Deref(v.Classification, "") == gardencorev1beta1.ClassificationPreview {
+		if ptr.Deref(v.Classification, "") == gardencorev1beta1.ClassificationPreview { //nolint:staticcheck // SA1019: Gardener's ShootValidator marks preview versions by the deprecated field, not the lifecycle.
 			s += " (preview)"
 		}
 		valid = append(valid, s)
@@ -191,49 +191,75 @@ func (c *check) validateMachineImage(path *field.Path, w, old gardencore.Worker,
 		return nil
 	}
 	arch := ptr.Deref(w.Machine.Architecture, "")
-	inProfile, active, withArch := sets.New[string](), sets.New[string](), sets.New[string]()
-	for _, image := range c.profile.Spec.MachineImages {
-		if w.Machine.Image != nil && w.Machine.Image.Name != image.Name {
-			continue
-		}
-		for _, v := range image.Versions {
-			name := image.Name + ":" + v.Version
-			cl := classification(v.ExpirableVersion, c.now)
-			switch {
-			case cl.IsActive():
-				active.Insert(name)
-			case c.op == Update && !isNew && cl == gardencorev1beta1.ClassificationExpired:
-				// An existing pool may move up to an expired version, as
-				// maintenance force-updates need it.
-				if down, _ := versionLess(v.Version, old.Machine.Image.Version); !down {
-					active.Insert(name)
-				}
-			}
-			if supportsArch(v, arch) {
-				withArch.Insert(name)
-			}
-			inProfile.Insert(name)
-		}
-	}
-	valid := sets.List(active.Intersection(withArch))
+	offered := c.imageVersions(w.Machine.Image, old, isNew, arch)
+	valid := sets.List(offered.usable.Intersection(offered.withArch))
 	if w.Machine.Image == nil || w.Machine.Image.Version == "" {
 		return field.NotSupported(path.Child("machine", "image", "version"), imageVersion(w.Machine.Image), valid)
 	}
 	name := w.Machine.Image.Name + ":" + w.Machine.Image.Version
-	if !inProfile.Has(name) {
+	if !offered.all.Has(name) {
 		return field.NotSupported(path.Child("machine", "image", "version"), w.Machine.Image.Version, valid)
 	}
-	if withArch.Has(name) && active.Has(name) {
+	if offered.withArch.Has(name) && offered.usable.Has(name) {
 		return nil
 	}
 	detail := fmt.Sprintf("machine image version '%s:%s' ", w.Machine.Image.Name, w.Machine.Image.Version)
-	if !withArch.Has(name) {
+	if !offered.withArch.Has(name) {
 		detail += fmt.Sprintf("does not support CPU architecture %q, ", arch)
 	}
-	if !active.Has(name) {
+	if !offered.usable.Has(name) {
 		detail += "is expired, "
 	}
 	return field.Invalid(path.Child("machine", "image"), w.Machine.Image, fmt.Sprintf("%ssupported machine image versions are: %+v", detail, valid))
+}
+
+// offeredImageVersions are image versions of the profile, as
+// "name:version".
+type offeredImageVersions struct {
+	// all are every version of the pool's image (of every image if the
+	// pool names none).
+	all sets.Set[string]
+	// usable are those the pool may use: active ones, and for an existing
+	// pool expired ones that are no downgrade.
+	usable sets.Set[string]
+	// withArch are those that support the pool's architecture.
+	withArch sets.Set[string]
+}
+
+// imageVersions collects the profile's versions of the pool's image.
+func (c *check) imageVersions(image *gardencore.ShootMachineImage, old gardencore.Worker, isNew bool, arch string) offeredImageVersions {
+	offered := offeredImageVersions{all: sets.New[string](), usable: sets.New[string](), withArch: sets.New[string]()}
+	for _, profileImage := range c.profile.Spec.MachineImages {
+		if image != nil && image.Name != profileImage.Name {
+			continue
+		}
+		for _, v := range profileImage.Versions {
+			name := profileImage.Name + ":" + v.Version
+			if c.imageVersionUsable(v, old, isNew) {
+				offered.usable.Insert(name)
+			}
+			if supportsArch(v, arch) {
+				offered.withArch.Insert(name)
+			}
+			offered.all.Insert(name)
+		}
+	}
+	return offered
+}
+
+// imageVersionUsable reports whether a pool may use an image version: an
+// active one, or for an existing pool an expired one that is no downgrade,
+// as maintenance force-updates need it.
+func (c *check) imageVersionUsable(v gardencorev1beta1.MachineImageVersion, old gardencore.Worker, isNew bool) bool {
+	cl := classification(v.ExpirableVersion, c.now)
+	if cl.IsActive() {
+		return true
+	}
+	if c.op == Update && !isNew && cl == gardencorev1beta1.ClassificationExpired {
+		down, _ := versionLess(v.Version, old.Machine.Image.Version)
+		return !down
+	}
+	return false
 }
 
 func imageVersion(i *gardencore.ShootMachineImage) string {
@@ -315,7 +341,7 @@ func (c *check) validateVolumeSize(path *field.Path, w gardencore.Worker) *field
 	}
 	size, err := resource.ParseQuantity(vol.VolumeSize)
 	if err != nil {
-		return nil
+		return nil //nolint:nilerr // As Gardener's ShootValidator: an unparsable size is the static validation's to refuse.
 	}
 	for _, t := range c.profile.Spec.MachineTypes {
 		if t.Name == w.Machine.Type && t.Storage != nil && t.Storage.MinSize != nil && t.Storage.Type == *vol.Type && size.Cmp(*t.Storage.MinSize) < 0 {

@@ -35,14 +35,14 @@ func validateShoot(s *gardencore.Shoot) field.ErrorList {
 // validateSpec mirrors the checks of ValidateShootSpec, in its order.
 func validateSpec(spec *gardencore.ShootSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validateCloudProfileReference(spec.CloudProfile, spec.CloudProfileName, spec.Kubernetes.Version, path)...)
+	errs = append(errs, validateCloudProfileReference(spec.CloudProfile, spec.CloudProfileName, spec.Kubernetes.Version, path)...) //nolint:staticcheck // SA1019: Gardener still validates the deprecated name (forbidden from Kubernetes 1.34).
 	errs = append(errs, validateProvider(spec, path.Child("provider"))...)
 	errs = append(errs, validateKubernetes(spec.Kubernetes, path.Child("kubernetes"))...)
 	if spec.Region == "" {
 		errs = append(errs, field.Required(path.Child("region"), "must specify a region"))
 	}
 	if len(spec.Provider.Workers) > 0 {
-		secretBinding, credentialsBinding := ptr.Deref(spec.SecretBindingName, ""), ptr.Deref(spec.CredentialsBindingName, "")
+		secretBinding, credentialsBinding := ptr.Deref(spec.SecretBindingName, ""), ptr.Deref(spec.CredentialsBindingName, "") //nolint:staticcheck // SA1019: Gardener still validates the deprecated binding (forbidden from Kubernetes 1.34).
 		switch {
 		case secretBinding == "" && credentialsBinding == "":
 			errs = append(errs, field.Required(path.Child("secretBindingName"), "must be set when credentialsBindingName is not"))
@@ -122,7 +122,7 @@ func validateKubernetes(k gardencore.Kubernetes, path *field.Path) field.ErrorLi
 	}
 	var errs field.ErrorList
 	apiPath := path.Child("kubeAPIServer")
-	if oidc := api.OIDCConfig; oidc != nil && atLeast(k.Version, 1, 32) {
+	if oidc := api.OIDCConfig; oidc != nil && atLeast(k.Version, 1, 32) { //nolint:staticcheck // SA1019: Gardener refuses the deprecated oidcConfig from Kubernetes 1.32 and validates it below.
 		errs = append(errs, field.Invalid(apiPath.Child("oidcConfig"), *oidc, "for Kubernetes versions >= 1.32, oidcConfig field is no longer supported"))
 	} else if oidc != nil {
 		oidcPath := apiPath.Child("oidcConfig")
@@ -144,7 +144,7 @@ func validateKubernetes(k gardencore.Kubernetes, path *field.Path) field.ErrorLi
 		if value, ok := api.FeatureGates["StructuredAuthenticationConfiguration"]; ok && !value {
 			errs = append(errs, field.Forbidden(saPath, "requires feature gate StructuredAuthenticationConfiguration to be enabled"))
 		}
-		if api.OIDCConfig != nil {
+		if api.OIDCConfig != nil { //nolint:staticcheck // SA1019: Gardener refuses the deprecated oidcConfig next to structuredAuthentication.
 			errs = append(errs, field.Forbidden(apiPath.Child("oidcConfig"), "is incompatible with structuredAuthentication"))
 		}
 		if sa.ConfigMapName == "" {
@@ -158,14 +158,8 @@ func validateKubernetes(k gardencore.Kubernetes, path *field.Path) field.ErrorLi
 func validateSpecUpdate(spec, old *gardencore.ShootSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, apivalidation.ValidateImmutableField(spec.Region, old.Region, path.Child("region"))...)
-	errs = append(errs, validateCloudProfileReference(spec.CloudProfile, spec.CloudProfileName, spec.Kubernetes.Version, path)...)
-	if old.CredentialsBindingName != nil && ptr.Deref(spec.CredentialsBindingName, "") == "" {
-		errs = append(errs, field.Forbidden(path.Child("credentialsBindingName"), "the field cannot be unset"))
-	}
-	migrating := old.SecretBindingName != nil && spec.SecretBindingName == nil && ptr.Deref(spec.CredentialsBindingName, "") != ""
-	if !migrating {
-		errs = append(errs, apivalidation.ValidateImmutableField(spec.SecretBindingName, old.SecretBindingName, path.Child("secretBindingName"))...)
-	}
+	errs = append(errs, validateCloudProfileReference(spec.CloudProfile, spec.CloudProfileName, spec.Kubernetes.Version, path)...) //nolint:staticcheck // SA1019: Gardener still validates the deprecated name (forbidden from Kubernetes 1.34).
+	errs = append(errs, validateBindingUpdate(spec, old, path)...)
 	errs = append(errs, validateDNSUpdate(spec.DNS, old.DNS, path.Child("dns"))...)
 	errs = append(errs, validateKubernetesVersionUpdate(spec.Kubernetes.Version, old.Kubernetes.Version, false, path.Child("kubernetes", "version"))...)
 	workers := path.Child("provider", "workers")
@@ -176,6 +170,31 @@ func validateSpecUpdate(spec, old *gardencore.ShootSpec, path *field.Path) field
 		return append(errs, field.Forbidden(workers, "cannot switch from a workerless Shoot to a Shoot with workers"))
 	}
 	errs = append(errs, apivalidation.ValidateImmutableField(spec.Provider.Type, old.Provider.Type, path.Child("provider", "type"))...)
+	errs = append(errs, validateWorkersUpdate(spec, old, workers)...)
+	return append(errs, validateNetworkingUpdate(spec.Networking, old.Networking, path.Child("networking"))...)
+}
+
+// validateBindingUpdate: a set credentialsBindingName cannot be unset, and
+// secretBindingName is immutable unless the shoot moves from it to a
+// credentialsBindingName.
+func validateBindingUpdate(spec, old *gardencore.ShootSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if old.CredentialsBindingName != nil && ptr.Deref(spec.CredentialsBindingName, "") == "" {
+		errs = append(errs, field.Forbidden(path.Child("credentialsBindingName"), "the field cannot be unset"))
+	}
+	secretBinding, oldSecretBinding := spec.SecretBindingName, old.SecretBindingName //nolint:staticcheck // SA1019: Gardener still guards the deprecated binding and the move off it.
+	migrating := oldSecretBinding != nil && secretBinding == nil && ptr.Deref(spec.CredentialsBindingName, "") != ""
+	if !migrating {
+		errs = append(errs, apivalidation.ValidateImmutableField(secretBinding, oldSecretBinding, path.Child("secretBindingName"))...)
+	}
+	return errs
+}
+
+// validateWorkersUpdate: each pool's Kubernetes version (its own or the
+// shoot's) may not go down, nor skip a minor version when the pool is
+// updated in place; such a pool may not downgrade its image either.
+func validateWorkersUpdate(spec, old *gardencore.ShootSpec, workers *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	for i, w := range spec.Provider.Workers {
 		ow := w
 		if j := slices.IndexFunc(old.Provider.Workers, func(o gardencore.Worker) bool { return o.Name == w.Name }); j >= 0 {
@@ -195,7 +214,7 @@ func validateSpecUpdate(spec, old *gardencore.ShootSpec, path *field.Path) field
 			errs = append(errs, validateMachineImageVersionInPlaceUpdate(w.Machine.Image, ow.Machine.Image, wp.Child("machine", "image", "version"))...)
 		}
 	}
-	return append(errs, validateNetworkingUpdate(spec.Networking, old.Networking, path.Child("networking"))...)
+	return errs
 }
 
 // validateDNSUpdate mirrors validateDNSUpdate: spec.dns and a set domain may

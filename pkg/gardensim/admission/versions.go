@@ -47,6 +47,12 @@ func (v semver) less(o semver) bool {
 	return v.patch < o.patch
 }
 
+// matches reports whether v has the given major and minor; nil matches
+// any.
+func (v semver) matches(major, minor *uint64) bool {
+	return (major == nil || v.major == *major) && (minor == nil || v.minor == *minor)
+}
+
 func (v semver) String() string { return fmt.Sprintf("%d.%d.%d", v.major, v.minor, v.patch) }
 
 // versionLess reports a < b; unparsable versions are an error.
@@ -73,10 +79,13 @@ func atLeast(version string, major, minor uint64) bool {
 // Gardener's CurrentLifecycleClassification computes it.
 func classification(v gardencorev1beta1.ExpirableVersion, now time.Time) gardencorev1beta1.VersionClassification {
 	stages := v.Lifecycle
-	if len(stages) == 0 && (v.Classification != nil || v.ExpirationDate != nil) {
-		stages = append(stages, gardencorev1beta1.LifecycleStage{Classification: ptr.Deref(v.Classification, gardencorev1beta1.ClassificationSupported)})
-		if v.ExpirationDate != nil {
-			stages = append(stages, gardencorev1beta1.LifecycleStage{Classification: gardencorev1beta1.ClassificationExpired, StartTime: v.ExpirationDate})
+	// Profiles without a lifecycle still classify versions the old way,
+	// which Gardener reads as a lifecycle.
+	legacy, expiration := v.Classification, v.ExpirationDate //nolint:staticcheck // SA1019: Gardener's CurrentLifecycleClassification falls back to the deprecated fields.
+	if len(stages) == 0 && (legacy != nil || expiration != nil) {
+		stages = append(stages, gardencorev1beta1.LifecycleStage{Classification: ptr.Deref(legacy, gardencorev1beta1.ClassificationSupported)})
+		if expiration != nil {
+			stages = append(stages, gardencorev1beta1.LifecycleStage{Classification: gardencorev1beta1.ClassificationExpired, StartTime: expiration})
 		}
 	}
 	if len(stages) == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,11 @@ import (
 
 // schedulerFieldManager writes what the scheduler's binding sets.
 const schedulerFieldManager = "gardener-scheduler"
+
+// boundRequeue is how soon a freshly bound shoot is reconciled again to
+// start its creation: at once (the first step of the controller's rate
+// limiter).
+const boundRequeue = 5 * time.Millisecond
 
 // eventSchedulingFailed is the reason of the event an unschedulable shoot
 // gets, as Gardener's scheduler names it.
@@ -140,7 +146,7 @@ func (r *Reconciler) bind(ctx context.Context, shoot *gardencorev1beta1.Shoot, s
 	}
 	log.FromContext(ctx).Info("Shoot scheduled", "seed", seed)
 	r.record(shoot, corev1.EventTypeNormal, gardencorev1beta1.ShootEventSchedulingSuccessful, fmt.Sprintf("Scheduled to seed %q", seed))
-	return ctrl.Result{Requeue: true}, nil
+	return ctrl.Result{RequeueAfter: boundRequeue}, nil
 }
 
 // reportUnschedulable records the failed scheduling as Gardener's
@@ -184,8 +190,8 @@ func usesUnmanagedDNS(shoot *gardencorev1beta1.Shoot) bool {
 	if shoot.Spec.DNS == nil {
 		return false
 	}
-	for _, p := range shoot.Spec.DNS.Providers {
-		if ptr.Deref(p.Primary, false) && ptr.Deref(p.Type, "") == "unmanaged" {
+	for _, p := range shoot.Spec.DNS.Providers { //nolint:staticcheck // SA1019: Gardener's ShootDNS plugin still tells unmanaged DNS by the primary provider.
+		if ptr.Deref(p.Primary, false) && ptr.Deref(p.Type, "") == "unmanaged" { //nolint:staticcheck // SA1019: Gardener's ShootDNS plugin still reads the primary provider's type.
 			return true
 		}
 	}

@@ -147,20 +147,41 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.Se
 // to the garden API server.
 func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
 	req := fault.RequestFor(r)
-	isShoots := req.Group == gardencorev1beta1.GroupName && req.Resource == "shoots"
-	isWrite := req.Verb == "create" || req.Verb == "update" || req.Verb == "patch"
 	switch {
-	case isShoots && req.Subresource == "" && isWrite:
+	case isShootWrite(req):
 		p.admitShoot(w, r, req)
-	case req.Group == "" && req.Resource == "configmaps" && req.Subresource == "" && (req.Verb == "update" || req.Verb == "patch"):
+	case isConfigMapChange(req):
 		p.admitConfigMap(w, r, req)
-	case isShoots && req.Verb == fault.VerbAdminKubeconfig:
+	case isShoots(req) && req.Verb == fault.VerbAdminKubeconfig:
 		p.adminKubeconfig(w, r, req)
-	case isShoots && req.Subresource == "" && (req.Verb == "delete" || req.Verb == "deletecollection"):
+	case isShootDeletion(req):
 		p.confirmDeletion(w, r, req)
 	default:
 		p.forward.ServeHTTP(w, r)
 	}
+}
+
+// isShoots reports whether req is about Gardener's shoots.
+func isShoots(req fault.Request) bool {
+	return req.Group == gardencorev1beta1.GroupName && req.Resource == "shoots"
+}
+
+// isShootWrite reports whether req creates or changes a shoot (not a
+// subresource): admission decides.
+func isShootWrite(req fault.Request) bool {
+	return isShoots(req) && req.Subresource == "" && (req.Verb == "create" || req.Verb == "update" || req.Verb == "patch")
+}
+
+// isConfigMapChange reports whether req changes a ConfigMap, whose
+// structured authentication configuration admission checks.
+func isConfigMapChange(req fault.Request) bool {
+	return req.Group == "" && req.Resource == "configmaps" && req.Subresource == "" && (req.Verb == "update" || req.Verb == "patch")
+}
+
+// isShootDeletion reports whether req deletes one or more shoots, which
+// need the deletion confirmation.
+func isShootDeletion(req fault.Request) bool {
+	return isShoots(req) && req.Subresource == "" && (req.Verb == "delete" || req.Verb == "deletecollection")
 }
 
 // publicPaths are served without a token, as the API server allows them

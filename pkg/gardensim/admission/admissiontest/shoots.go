@@ -92,9 +92,11 @@ func ValidShoot(provider, name, namespace string) *gardencorev1beta1.Shoot {
 		TypeMeta:   metav1.TypeMeta{APIVersion: gardencorev1beta1.SchemeGroupVersion.String(), Kind: "Shoot"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: gardencorev1beta1.ShootSpec{
-			CloudProfileName:  ptr.To(f.profile),
+			// A shoot below Kubernetes 1.34 as clients still write it, with
+			// the deprecated names Gardener validates and syncs.
+			CloudProfileName:  ptr.To(f.profile), //nolint:staticcheck // SA1019: admission resolves and syncs the deprecated profile name; the tests rely on it.
 			Region:            f.region,
-			SecretBindingName: ptr.To("sb-" + provider),
+			SecretBindingName: ptr.To("sb-" + provider), //nolint:staticcheck // SA1019: the deprecated binding Gardener forbids from Kubernetes 1.34, which the tests check.
 			Kubernetes:        gardencorev1beta1.Kubernetes{Version: KubernetesVersion},
 			Networking: &gardencorev1beta1.Networking{
 				Type:     ptr.To("calico"),
