@@ -38,9 +38,11 @@ func TestOpenIDConnectsFromFixture(t *testing.T) {
 func TestOpenIDConnectsMapsEveryField(t *testing.T) {
 	t.Parallel()
 	rt := &infrav1.Runtime{}
+	second := fullOIDC()
+	second.JWKS = []byte(`{"keys":[]}`)
 	rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = &[]infrav1.OIDCConfig{
 		{ClientID: ptr.To("first"), IssuerURL: ptr.To("https://first.example.com")},
-		fullOIDC(),
+		second,
 	}
 
 	got := OpenIDConnects(rt)
@@ -60,6 +62,7 @@ func TestOpenIDConnectsMapsEveryField(t *testing.T) {
 		"groupsClaim":          "groups",
 		"groupsPrefix":         "oidc:",
 		"issuerURL":            "https://issuer.example.com",
+		"jwks":                 map[string]any{"keys": base64.StdEncoding.EncodeToString([]byte(`{"keys":[]}`))},
 		"requiredClaims":       map[string]any{"aud": "kyma"},
 		"supportedSigningAlgs": []any{"RS256", "ES256"},
 		"usernameClaim":        "email",
