@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
@@ -39,16 +38,5 @@ func run(m *testing.M) int {
 // fixtureFiles returns the upstream example Runtimes and the maximal Runtimes of testdata.
 func fixtureFiles(t *testing.T) []string {
 	t.Helper()
-	var files []string
-	for _, dir := range []string{"upstream-runtimes", "runtimes"} {
-		found, err := filepath.Glob(filepath.Join(testenv.FixturesDir(), dir, "*.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, found...)
-	}
-	if len(files) == 0 {
-		t.Fatalf("no upstream runtime fixtures in %s", testenv.FixturesDir())
-	}
-	return files
+	return testenv.RuntimeFiles(t)
 }

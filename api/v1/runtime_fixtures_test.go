@@ -3,8 +3,6 @@ package v1_test
 import (
 	"os"
 	"path/filepath"
-	"reflect"
-	"strconv"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,7 +35,7 @@ func TestUpstreamFixturesAreAcceptedUnchanged(t *testing.T) {
 			if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(want), got); err != nil {
 				t.Fatal(err)
 			}
-			assertSubset(t, "", want.Object, got.Object)
+			testenv.AssertSubset(t, "", want.Object, got.Object)
 		})
 	}
 }
@@ -66,49 +64,7 @@ func TestUpstreamFixturesDecodeIntoTypes(t *testing.T) {
 			if err := yaml.Unmarshal(encoded, &got); err != nil {
 				t.Fatal(err)
 			}
-			assertSubset(t, "", want, got)
+			testenv.AssertSubset(t, "", want, got)
 		})
 	}
-}
-
-// assertSubset fails for every value of want that got lacks or holds differently.
-func assertSubset(t *testing.T, path string, want, got any) {
-	t.Helper()
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			t.Errorf("%s: got %T, want an object", path, got)
-			return
-		}
-		for k, v := range w {
-			assertSubset(t, path+"."+k, v, g[k])
-		}
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			t.Errorf("%s: got %v, want %v", path, got, want)
-			return
-		}
-		for i := range w {
-			assertSubset(t, path+"["+strconv.Itoa(i)+"]", w[i], g[i])
-		}
-	default:
-		if !reflect.DeepEqual(normalize(want), normalize(got)) {
-			t.Errorf("%s: got %#v, want %#v", path, got, want)
-		}
-	}
-}
-
-// normalize makes numbers comparable across decoders (int64 from YAML, float64 from JSON).
-func normalize(v any) any {
-	switch n := v.(type) {
-	case int:
-		return float64(n)
-	case int32:
-		return float64(n)
-	case int64:
-		return float64(n)
-	}
-	return v
 }

@@ -35,7 +35,7 @@ var goldenOptions = ConvertOptions{
 // shoot and compares the objects, as YAML, with testdata/render/<file>. Review a change with
 // `go test ./internal/gardener -run TestRenderGolden -update` and git diff.
 func TestRenderGolden(t *testing.T) {
-	for _, file := range runtimeFiles(t) {
+	for _, file := range testenv.RuntimeFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			rt := readRuntime(t, file)
 			r, err := Render(rt, nil, goldenOptions)
@@ -318,23 +318,6 @@ func TestRenderTerminalErrors(t *testing.T) {
 	if !errors.Is(err, provider.ErrNodesTooSmall) || !strings.Contains(err.Error(), "spec.shoot.networking.nodes") {
 		t.Errorf("error %q does not say the node network is too small", err)
 	}
-}
-
-// runtimeFiles returns the upstream example Runtimes and the maximal Runtimes.
-func runtimeFiles(t *testing.T) []string {
-	t.Helper()
-	var files []string
-	for _, dir := range []string{"upstream-runtimes", "runtimes"} {
-		found, err := filepath.Glob(filepath.Join(testenv.FixturesDir(), dir, "*.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, found...)
-	}
-	if len(files) < 8 {
-		t.Fatalf("found %d Runtime files in %s, want the 3 upstream and 5 maximal ones", len(files), testenv.FixturesDir())
-	}
-	return files
 }
 
 // readRuntime decodes a Runtime manifest strictly.

@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
-	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -35,7 +33,7 @@ func TestAdmissionRefusalsAreClassified(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A shoot that exists, for the update rules.
-	existing := renderRuntime(t, "adm-existing", nil)
+	existing := renderRuntime(t, "adm-existing")
 	applyAuth(t, c, existing)
 	if err := applyShoot(t, c, existing.Shoot); err != nil {
 		t.Fatalf("a rendered shoot is refused: %v", err)
@@ -119,7 +117,7 @@ func TestAdmissionRefusalsAreClassified(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := existing
 			if tt.shoot != existing.Shoot.Name {
-				r = renderRuntime(t, tt.shoot, nil)
+				r = renderRuntime(t, tt.shoot)
 			}
 			shoot := r.Shoot.DeepCopy()
 			if tt.mutate != nil {
@@ -195,22 +193,10 @@ func TestSeedNotFoundFailsFast(t *testing.T) {
 }
 
 // renderRuntime renders the upstream aws example as runtime name, with the landscape defaults
-// of these tests.
-func renderRuntime(t *testing.T, name string, mutate func(*infrav1.Runtime)) gardener.Rendered {
+// of these tests, and removes what the test writes from it afterwards.
+func renderRuntime(t *testing.T, name string) gardener.Rendered {
 	t.Helper()
-	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &infrav1.Runtime{}
-	if err := env.Client.Scheme().Convert(objs[0], rt, nil); err != nil {
-		t.Fatal(err)
-	}
-	rt.Name, rt.Spec.Shoot.Name = name, name
-	withOfferedVersion(rt)
-	if mutate != nil {
-		mutate(rt)
-	}
+	rt := awsRuntime(t, name)
 	opts := managerOptions().ConvertOptions()
 	r, err := runtimectrl.Render(rt, nil, opts)
 	if err != nil {

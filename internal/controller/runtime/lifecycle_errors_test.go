@@ -27,6 +27,19 @@ func newRuntime(t *testing.T, name string) *infrav1.Runtime {
 // newRuntimeWith creates a Runtime like newRuntime, changed by mutate before it is created.
 func newRuntimeWith(t *testing.T, name string, mutate func(*infrav1.Runtime)) *infrav1.Runtime {
 	t.Helper()
+	rt := awsRuntime(t, name)
+	mutate(rt)
+	if err := env.Client.Create(t.Context(), rt); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteRuntime(t, rt) })
+	return rt
+}
+
+// awsRuntime returns the upstream aws example as Runtime name, with its own shoot name and
+// runtime id (rid-<name>) and an offered Kubernetes version; it is not created.
+func awsRuntime(t *testing.T, name string) *infrav1.Runtime {
+	t.Helper()
 	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +52,6 @@ func newRuntimeWith(t *testing.T, name string, mutate func(*infrav1.Runtime)) *i
 	rt.Labels[infrav1.LabelShootName] = name
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + name
 	withOfferedVersion(rt)
-	mutate(rt)
-	if err := env.Client.Create(t.Context(), rt); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { deleteRuntime(t, rt) })
 	return rt
 }
 

@@ -192,7 +192,7 @@ func assertShootMatches(t *testing.T, rt *infrav1.Runtime, shoot *gardencorev1be
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
-	assertSubset(t, "shoot spec", toJSON(t, want.Shoot.Spec), toJSON(t, shoot.Spec))
+	testenv.AssertSubset(t, "shoot spec", toJSON(t, want.Shoot.Spec), toJSON(t, shoot.Spec))
 	if shoot.Spec.Kubernetes.KubeAPIServer == nil || shoot.Spec.Kubernetes.KubeAPIServer.OIDCConfig != nil { //nolint:staticcheck // SA1019: checking it is never set.
 		t.Errorf("shoot kubeAPIServer = %+v, want structured authentication and no oidcConfig", shoot.Spec.Kubernetes.KubeAPIServer)
 	}
@@ -232,36 +232,6 @@ func toJSON(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// assertSubset checks that every field of want holds the same value in got. Lists must have the
-// same length, element by element.
-func assertSubset(t *testing.T, path string, want, got any) {
-	t.Helper()
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			t.Errorf("%s: got %v, want an object", path, got)
-			return
-		}
-		for k, v := range w {
-			assertSubset(t, path+"."+k, v, g[k])
-		}
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			t.Errorf("%s: got %v, want %v", path, got, want)
-			return
-		}
-		for i := range w {
-			assertSubset(t, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])
-		}
-	default:
-		if fmt.Sprint(want) != fmt.Sprint(got) {
-			t.Errorf("%s: got %v, want %v", path, got, want)
-		}
-	}
 }
 
 // assertOpenIDConnects finds one OpenIDConnect per additional OIDC provider of rt in the runtime
