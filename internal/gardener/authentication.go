@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // AuthenticationConfigKey is the key of the structured authentication ConfigMap that holds the
@@ -42,6 +43,17 @@ func mainOIDC(rt *infrav1.Runtime, opts ConvertOptions) *infrav1.OIDCConfig {
 		return &in
 	}
 	return opts.DefaultOIDC
+}
+
+// AuthenticationConfigMap returns the structured authentication ConfigMap of rt's shoot, as
+// Render does, without rendering the Shoot; nil when there is no main OIDC provider. Its errors
+// are terminal: a configuration kube-apiserver would not load.
+func AuthenticationConfigMap(rt *infrav1.Runtime, opts ConvertOptions) (*corev1.ConfigMap, error) {
+	cm, err := authenticationConfigMap(rt, opts)
+	if err != nil {
+		return nil, retry.Terminal(ReasonInvalidRuntime, err)
+	}
+	return cm, nil
 }
 
 // authenticationConfigMap returns the ConfigMap that the Shoot's structured authentication

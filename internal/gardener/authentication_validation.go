@@ -2,6 +2,7 @@ package gardener
 
 import (
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -19,6 +20,11 @@ var authenticationCodecs = func() serializer.CodecFactory {
 	return serializer.NewCodecFactory(scheme, serializer.EnableStrict)
 }()
 
+// authenticationCompiler compiles the CEL expressions of an AuthenticationConfiguration. Building
+// its environment takes milliseconds, and every pass of every runtime validates a
+// configuration, so one compiler serves all; it is safe for concurrent use.
+var authenticationCompiler = sync.OnceValue(authenticationcel.NewDefaultCompiler)
+
 // ValidateAuthenticationConfig checks an AuthenticationConfiguration (the config.yaml of a
 // structured authentication ConfigMap) exactly as kube-apiserver does when it loads it, which
 // is also what Gardener runs before it accepts the ConfigMap: strict decoding, then Kubernetes'
@@ -32,7 +38,7 @@ func ValidateAuthenticationConfig(data []byte) error {
 	if !ok {
 		return fmt.Errorf("decode authentication configuration: got %T, want an AuthenticationConfiguration", obj)
 	}
-	if errs := apiservervalidation.ValidateAuthenticationConfiguration(authenticationcel.NewDefaultCompiler(), cfg, nil); len(errs) > 0 {
+	if errs := apiservervalidation.ValidateAuthenticationConfiguration(authenticationCompiler(), cfg, nil); len(errs) > 0 {
 		return fmt.Errorf("invalid authentication configuration: %w", errs.ToAggregate())
 	}
 	return nil

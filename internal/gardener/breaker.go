@@ -148,9 +148,8 @@ func (b *Breaker) ProbeDue() bool {
 // Prober makes sure an open circuit is probed once its cooldown has passed, even when no caller
 // would call Gardener then: the runtimes that were failing may all be waiting out a backoff, or
 // Failed, and the shoot watch may still hold its old connection, so without a probe the circuit
-// could stay open long after Gardener is back. Every interval it checks, and when a probe is
-// due it runs probe, a cheap call through the breaker's own transport, whose reply closes the
-// circuit or opens it for another cooldown. It runs until ctx ends.
+// could stay open long after Gardener is back. Every interval it runs ProbeIfDue. It runs until
+// ctx ends.
 func (b *Breaker) Prober(interval time.Duration, probe func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		t := time.NewTicker(interval)
@@ -160,13 +159,22 @@ func (b *Breaker) Prober(interval time.Duration, probe func(context.Context) err
 			case <-ctx.Done():
 				return nil
 			case <-t.C:
-				if b.ProbeDue() {
-					// The outcome is recorded by the breaker itself; the error is Gardener's.
-					_ = probe(ctx)
-				}
+				b.ProbeIfDue(ctx, probe)
 			}
 		}
 	}
+}
+
+// ProbeIfDue runs probe, a cheap call through the breaker's own transport, when the circuit is
+// open and its cooldown has passed; its reply closes the circuit or opens it for another
+// cooldown. It reports whether it probed.
+func (b *Breaker) ProbeIfDue(ctx context.Context, probe func(context.Context) error) bool {
+	if !b.ProbeDue() {
+		return false
+	}
+	// The breaker records the outcome itself; the error is Gardener's and nobody else's business.
+	_ = probe(ctx)
+	return true
 }
 
 func (b *Breaker) open() {

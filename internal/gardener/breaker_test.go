@@ -11,7 +11,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -107,9 +106,9 @@ func TestProberClosesAnIdleCircuit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var probes atomic.Int32
+	probes := 0
 	probe := func(ctx context.Context) error {
-		probes.Add(1)
+		probes++
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/version", nil)
 		resp, err := rt.RoundTrip(req)
 		if err == nil {
@@ -121,28 +120,33 @@ func TestProberClosesAnIdleCircuit(t *testing.T) {
 	if b.State() != CircuitOpen {
 		t.Fatalf("state %d after a 503, want open", b.State())
 	}
-	probes.Store(0)
+	probes = 0
 	code.Store(http.StatusOK)
 
+	clock.Step(29 * time.Second)
+	if b.ProbeIfDue(t.Context(), probe) || probes != 0 {
+		t.Errorf("probed %d times within the cooldown, want none", probes)
+	}
+	clock.Step(time.Second)
+	if !b.ProbeIfDue(t.Context(), probe) || probes != 1 {
+		t.Errorf("probed %d times after the cooldown, want one", probes)
+	}
+	if b.State() != CircuitClosed {
+		t.Errorf("state %d after a successful probe, want closed", b.State())
+	}
+	if b.ProbeIfDue(t.Context(), probe) || probes != 1 {
+		t.Errorf("probed a closed circuit: %d probes", probes)
+	}
+}
+
+// TestProberStopsWithItsContext runs the prober loop and checks it ends when its context does.
+func TestProberStopsWithItsContext(t *testing.T) {
+	b := NewBreaker(1, time.Second, nil, prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_prober_loop_state"}))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- b.Prober(time.Millisecond, probe)(ctx) }()
-	time.Sleep(20 * time.Millisecond) // many ticks within the cooldown
-	if n := probes.Load(); n != 0 {
-		t.Errorf("%d probes before the cooldown passed, want none", n)
-	}
-	clock.Step(30 * time.Second)
-	err = wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return b.State() == CircuitClosed, nil
-	})
+	go func() { done <- b.Prober(time.Millisecond, func(context.Context) error { return nil })(ctx) }()
 	cancel()
-	if err != nil {
-		t.Fatalf("circuit still in state %d after the cooldown: %v", b.State(), err)
-	}
 	if err := <-done; err != nil {
 		t.Errorf("prober returned %v", err)
-	}
-	if n := probes.Load(); n != 1 {
-		t.Errorf("%d probes, want exactly one", n)
 	}
 }

@@ -92,22 +92,14 @@ var copiedLabels = []string{
 	infrav1.LabelBrokerPlanName,
 }
 
-// hyperscaler is what a Runtime provider type becomes in a Shoot.
-type hyperscaler struct {
-	// shootType is spec.provider.type.
-	shootType string
-	// cloudProfile is spec.cloudProfileName.
-	cloudProfile string
-}
-
-// providers maps a Runtime's spec.shoot.provider.type to the Shoot's provider type and cloud
-// profile.
-var providers = map[string]hyperscaler{
-	"aws":       {shootType: "aws", cloudProfile: "aws"},
-	"azure":     {shootType: "azure", cloudProfile: "az"},
-	"gcp":       {shootType: "gcp", cloudProfile: "gcp"},
-	"openstack": {shootType: "openstack", cloudProfile: "converged-cloud-kyma"},
-	"alicloud":  {shootType: "alicloud", cloudProfile: "alicloud"},
+// cloudProfiles maps a Runtime's spec.shoot.provider.type, which is also the Shoot's
+// spec.provider.type, to the cloud profile the Shoot references, as upstream names them.
+var cloudProfiles = map[string]string{
+	"aws":       "aws",
+	"azure":     "az",
+	"gcp":       "gcp",
+	"openstack": "converged-cloud-kyma",
+	"alicloud":  "alicloud",
 }
 
 // ConvertOptions holds what Render needs beyond the Runtime: the landscape defaults.
@@ -215,16 +207,16 @@ func Render(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts ConvertO
 		return Rendered{}, retry.Terminal(ReasonInvalidConvertOptions,
 			fmt.Errorf("convert runtime %s: %w", rt.Name, ErrMissingNamespace))
 	}
-	prov, ok := providers[rt.Spec.Shoot.Provider.Type]
+	profile, ok := cloudProfiles[rt.Spec.Shoot.Provider.Type]
 	if !ok {
 		return Rendered{}, retry.Terminal(ReasonUnsupportedProvider,
 			fmt.Errorf("convert runtime %s: provider type %q: %w", rt.Name, rt.Spec.Shoot.Provider.Type, ErrUnsupportedProvider))
 	}
-	auth, err := authenticationConfigMap(rt, opts)
+	auth, err := AuthenticationConfigMap(rt, opts)
 	if err != nil {
-		return Rendered{}, retry.Terminal(ReasonInvalidRuntime, err)
+		return Rendered{}, err
 	}
-	b := &shootBuilder{rt: rt, current: current, opts: opts, prov: prov, auth: auth}
+	b := &shootBuilder{rt: rt, current: current, opts: opts, profile: profile, auth: auth}
 	spec, err := b.spec()
 	if err != nil {
 		return Rendered{}, err
@@ -248,7 +240,7 @@ type shootBuilder struct {
 	rt      *infrav1.Runtime
 	current *gardencorev1beta1.Shoot
 	opts    ConvertOptions
-	prov    hyperscaler
+	profile string
 	auth    *corev1.ConfigMap
 	kept    []KeptVersion
 }
@@ -293,12 +285,12 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 	kubernetes := b.kubernetes()
 	spec := gardencorev1beta1.ShootSpec{
 		// The reference, not the cloudProfileName Gardener forbids from Kubernetes 1.34 on.
-		CloudProfile: &gardencorev1beta1.CloudProfileReference{Kind: cloudProfileKind, Name: b.prov.cloudProfile},
+		CloudProfile: &gardencorev1beta1.CloudProfileReference{Kind: cloudProfileKind, Name: b.profile},
 		Region:       s.Region,
 		Kubernetes:   kubernetes,
 		Networking:   networking(s.Networking),
 		Provider: gardencorev1beta1.Provider{
-			Type:                 b.prov.shootType,
+			Type:                 b.rt.Spec.Shoot.Provider.Type,
 			ControlPlaneConfig:   configs.ControlPlane,
 			InfrastructureConfig: configs.Infrastructure,
 			Workers:              pools,

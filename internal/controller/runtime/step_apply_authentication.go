@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
@@ -17,14 +18,15 @@ import (
 // no longer wanted stays until deprovisioning, since the shoot may still reference it until
 // its next reconciliation.
 func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
-	r, err := Render(rt, nil, s.Convert)
+	// Only the ConfigMap: the Shoot is rendered by the next step, against the shoot Gardener has.
+	cm, err := gardener.AuthenticationConfigMap(rt, s.Convert)
 	if err != nil {
-		return fsm.Fail(err)
+		return fsm.Fail(fmt.Errorf("convert runtime: %w", err))
 	}
-	cm := r.AuthenticationConfig
 	if cm == nil {
 		return fsm.Next(StepApplyShoot)
 	}
+	labelForRuntime(cm, rt)
 	ac, err := applyConfiguration(cm)
 	if err != nil {
 		return fsm.Fail(err)

@@ -67,14 +67,19 @@ func Render(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts gardener
 		return r, fmt.Errorf("convert runtime to shoot: %w", err)
 	}
 	for _, obj := range r.Objects() {
-		labels := obj.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		maps.Copy(labels, ownerLabels(rt))
-		obj.SetLabels(labels)
+		labelForRuntime(obj, rt)
 	}
 	return r, nil
+}
+
+// labelForRuntime adds the labels that tie obj to its Runtime.
+func labelForRuntime(obj client.Object, rt *infrav1.Runtime) {
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, ownerLabels(rt))
+	obj.SetLabels(labels)
 }
 
 // shootWriteError wraps the error of a shoot write. Gardener's admission plugins refuse a shoot

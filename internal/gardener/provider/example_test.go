@@ -55,9 +55,6 @@ func ExampleBuild_addZone() {
 		return
 	}
 	fmt.Println(string(out.Infrastructure.Raw))
-	zones, err := provider.ZonesOf(provider.TypeAlicloud, out.Infrastructure)
-	fmt.Println(zones, err)
 	// Output:
 	// {"apiVersion":"alicloud.provider.extensions.gardener.cloud/v1alpha1","kind":"InfrastructureConfig","networks":{"vpc":{"id":"vpc-2zeabc"},"zones":[{"name":"eu-central-1a","workers":"10.250.0.0/19","natGateway":{"eipAllocationID":"eip-2zedef"}},{"name":"eu-central-1b","worker":"","workers":"10.250.32.0/19"}]}}
-	// [eu-central-1a eu-central-1b] <nil>
 }

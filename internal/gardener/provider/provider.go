@@ -18,7 +18,7 @@ const (
 	TypeAlicloud  = "alicloud"
 )
 
-// Errors of Build and ZonesOf, for errors.Is. None of them goes away on a retry: each means the
+// Errors of Build, for errors.Is. None of them goes away on a retry: each means the
 // Runtime (or the shoot's current config) has to change.
 var (
 	// ErrUnsupportedProvider means the provider type is none of the Type constants.
@@ -120,23 +120,6 @@ func Build(in Input, existing Configs) (Configs, error) {
 		return Configs{}, err
 	}
 	return out, nil
-}
-
-// ZonesOf returns the zones an infrastructureConfig of provider type t declares, in its order
-// (Azure zone numbers in decimal). It returns nil for gcp and openstack, whose
-// infrastructureConfig has no zones, for an azure config with a single subnet for all zones
-// (networks.workers: Azure lite, and zoned shoots of the older single-subnet layout), whose
-// workers may use any zone, and for a nil config.
-func ZonesOf(t string, infra *runtime.RawExtension) ([]string, error) {
-	p, err := lookup(t)
-	if err != nil {
-		return nil, err
-	}
-	if infra == nil {
-		return nil, nil
-	}
-	zones, _, err := p.existingZones(infra.Raw)
-	return zones, err
 }
 
 // provider is one hyperscaler's generator. Every function is pure.

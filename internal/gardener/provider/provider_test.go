@@ -434,38 +434,6 @@ func TestBuildErrors(t *testing.T) {
 	}
 }
 
-// TestZonesOf checks the zones read back from infrastructureConfigs.
-func TestZonesOf(t *testing.T) {
-	cases := []struct {
-		name  string                // the config
-		typ   string                // its provider type
-		infra *runtime.RawExtension // the infrastructureConfig
-		want  []string              // its zones
-		err   error                 // the sentinel, nil for none
-	}{
-		{name: "aws", typ: "aws", infra: raw(awsTwoZonesAC), want: []string{"eu-central-1a", "eu-central-1c"}},
-		{name: "azure zone numbers", typ: "azure", infra: raw(eightAzureZones()), want: []string{"1", "2", "3", "4", "5", "6", "7", "8"}},
-		{name: "azure lite", typ: "azure", infra: raw(azureLite)},
-		{name: "alicloud", typ: "alicloud", infra: raw(alicloudOneZone), want: []string{"eu-central-1a"}},
-		{name: "gcp", typ: "gcp", infra: raw(gcpInfrastructure)},
-		{name: "openstack", typ: "openstack", infra: raw(openstackInfrastructure)},
-		{name: "no config", typ: "aws"},
-		{name: "unknown provider", typ: "gdch", infra: raw(awsThreeZones), err: provider.ErrUnsupportedProvider},
-		{name: "malformed", typ: "aws", infra: raw(`{"networks":{"zones":"eu-central-1a"}}`), err: provider.ErrMalformedExisting},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := provider.ZonesOf(tc.typ, tc.infra)
-			if !errors.Is(err, tc.err) {
-				t.Fatalf("ZonesOf error %v, want %v", err, tc.err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("ZonesOf = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 // eightAzureZones is a zoned azure config of 10.250.0.0/16 with zones 1 to 8.
 func eightAzureZones() string {
 	var zones []string
