@@ -114,6 +114,12 @@ type EngineStatus struct {
 	// RetryRequestedAt echoes the value of the manual-retry annotation once it was handled.
 	// +optional
 	RetryRequestedAt string `json:"retryRequestedAt,omitempty"`
+
+	// ObservedInputs fingerprints the inputs outside the object (such as the landscape's ACL
+	// addresses) that the machine last started from; when they change, a Ready object runs again.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ObservedInputs string `json:"observedInputs,omitempty"`
 }
 
 // EngineStatus returns the part of the Runtime's status the FSM engine owns.

@@ -8,10 +8,13 @@ import (
 	"os"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 )
 
@@ -23,8 +26,9 @@ func render(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "the Runtime manifest to render (required)")
 	shootFile := fs.String("shoot", "", "the shoot as Gardener has it, to render an update: versions never go below it and its network layout is kept")
-	configFile := fs.String("config", "", "the landscape's converter configuration file")
 	opts := manager.DefaultOptions()
+	fs.StringVar(&opts.ConverterConfig, "config", "", "the landscape's converter configuration file (the manager's --converter-config-filepath)")
+	aclFile := fs.String("acl", "", "the landscape's ACL ConfigMap manifest, for runtimes that restrict their API server (with --api-server-acl-enabled)")
 	opts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("render: %w", err)
@@ -33,8 +37,9 @@ func render(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("render: -f RUNTIME.yaml is required")
 	}
-	if *configFile != "" {
-		return errors.New("render: --config: landscape configuration files are not supported yet; use the manager's --default-* flags")
+	l, err := opts.Landscape()
+	if err != nil {
+		return fmt.Errorf("render: %w", err)
 	}
 	rt := &infrav1.Runtime{}
 	if err := readYAML(*file, rt); err != nil {
@@ -47,7 +52,12 @@ func render(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	convert := opts.ConvertOptions()
+	convert := opts.ConvertOptions(l)
+	if opts.APIServerACLEnabled {
+		if convert.ACL, err = readACL(*aclFile, rt); err != nil {
+			return err
+		}
+	}
 	r, err := runtimectrl.Render(rt, current, convert)
 	if err != nil {
 		return err
@@ -63,6 +73,26 @@ func render(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "kubectl-runtime: %s\n", k)
 	}
 	return nil
+}
+
+// readACL reads the ACL addresses from the ConfigMap manifest at path; a runtime that does not
+// restrict its API server needs none.
+func readACL(path string, rt *infrav1.Runtime) (*gardener.ACL, error) {
+	if !gardener.NeedsACL(rt) {
+		return &gardener.ACL{}, nil
+	}
+	if path == "" {
+		return nil, errors.New("render: the runtime restricts its API server: --acl CONFIGMAP.yaml is required with --api-server-acl-enabled")
+	}
+	cm := &corev1.ConfigMap{}
+	if err := readYAML(path, cm); err != nil {
+		return nil, err
+	}
+	acl, err := landscape.ParseACL(cm)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	return acl, nil
 }
 
 // readYAML decodes one YAML manifest file strictly: a field the type does not know is an error,

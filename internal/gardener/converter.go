@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -121,6 +122,34 @@ type ConvertOptions struct {
 	// DefaultOIDC is the operators' OIDC provider, used as the main provider of a Runtime that
 	// names none. When it is nil too, such a shoot gets no structured authentication.
 	DefaultOIDC *infrav1.OIDCConfig
+
+	// The landscape's configuration; the zero values are a landscape without any.
+
+	// KubernetesAutoUpdate and MachineImageAutoUpdate let Gardener's maintenance update the
+	// Kubernetes patch version and the machine image versions.
+	KubernetesAutoUpdate, MachineImageAutoUpdate bool
+	// MaintenanceWindows holds the maintenance window of production runtimes by region.
+	MaintenanceWindows map[string]gardencorev1beta1.MaintenanceTimeWindow
+	// DNS is the landscape's DNS provider; nil uses Gardener's default domain.
+	DNS *DNS
+	// AuditLog is the shared audit logging; nil turns it off.
+	AuditLog *AuditLog
+	// Tolerations holds the tolerations of shoots by region.
+	Tolerations map[string][]gardencorev1beta1.Toleration
+	// MaxTokenExpiration bounds service account tokens, clamped into Gardener's bounds.
+	MaxTokenExpiration time.Duration
+	// KubeAPIServerFeatureGates, KubeAPIServerRuntimeConfig and KubeletFeatureGates are set on
+	// every shoot.
+	KubeAPIServerFeatureGates, KubeAPIServerRuntimeConfig, KubeletFeatureGates map[string]bool
+	// AWSIMDSv2 requires instance metadata session tokens on AWS workers.
+	AWSIMDSv2 bool
+	// CredentialsBinding names the credentials by credentialsBindingName for every Kubernetes
+	// version, not only from 1.34 on.
+	CredentialsBinding bool
+	// DualStackDisabled ignores a Runtime's request for IPv4 and IPv6.
+	DualStackDisabled bool
+	// ACL holds the addresses every API server access list includes; nil turns ACLs off.
+	ACL *ACL
 }
 
 // Rendered is everything the manager writes to the garden for one Runtime.
@@ -282,30 +311,34 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 	if err != nil {
 		return gardencorev1beta1.ShootSpec{}, err
 	}
-	kubernetes := b.kubernetes()
+	tenant, err := b.opts.AuditLog.tenant(b.rt)
+	if err != nil {
+		return gardencorev1beta1.ShootSpec{}, err
+	}
+	kubernetes := b.kubernetes(tenant)
 	spec := gardencorev1beta1.ShootSpec{
 		// The reference, not the cloudProfileName Gardener forbids from Kubernetes 1.34 on.
 		CloudProfile: &gardencorev1beta1.CloudProfileReference{Kind: cloudProfileKind, Name: b.profile},
 		Region:       s.Region,
 		Kubernetes:   kubernetes,
-		Networking:   networking(s.Networking),
+		Networking:   networking(s.Networking, b.opts.DualStackDisabled),
 		Provider: gardencorev1beta1.Provider{
 			Type:                 b.rt.Spec.Shoot.Provider.Type,
 			ControlPlaneConfig:   configs.ControlPlane,
 			InfrastructureConfig: configs.Infrastructure,
 			Workers:              pools,
+			// Nobody logs in to a runtime's nodes.
+			WorkersSettings: &gardencorev1beta1.WorkersSettings{SSHAccess: &gardencorev1beta1.SSHAccess{Enabled: false}},
 		},
-		ControlPlane: controlPlane(s.ControlPlane),
-		SeedSelector: seedSelector(s),
-		// Kyma, not Gardener's maintenance, decides when versions change.
-		Maintenance: &gardencorev1beta1.Maintenance{
-			AutoUpdate: &gardencorev1beta1.MaintenanceAutoUpdate{
-				KubernetesVersion:   false,
-				MachineImageVersion: ptr.To(false),
-			},
-		},
-		Extensions: extensions(b.rt),
+		ControlPlane:       controlPlane(s.ControlPlane),
+		SeedSelector:       seedSelector(s),
+		Maintenance:        b.maintenance(),
+		AccessRestrictions: accessRestrictions(b.rt),
+		Tolerations:        b.tolerations(),
 	}
+	b.dns(&spec)
+	spec.Extensions = b.extensions(spec.DNS, tenant)
+	spec.Resources = resources(spec.DNS, tenant)
 	if s.Purpose != "" {
 		spec.Purpose = ptr.To(gardencorev1beta1.ShootPurpose(s.Purpose))
 	}
@@ -320,18 +353,24 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 // useCredentialsBinding reports whether the Runtime's binding goes into credentialsBindingName
 // rather than secretBindingName: from Kubernetes 1.34 on Gardener forbids secretBindingName, and
 // a shoot already on a credentials binding cannot go back. Gardener allows the move from a
-// secret binding to a credentials binding of the same name during the upgrade to 1.34.
+// secret binding to a credentials binding of the same name during the upgrade to 1.34; before
+// that, a landscape that enables credentials bindings puts new shoots on them, while shoots on
+// a secret binding stay there.
 func (b *shootBuilder) useCredentialsBinding(version string) bool {
 	if b.current != nil && b.current.Spec.CredentialsBindingName != nil {
+		return true
+	}
+	if b.opts.CredentialsBinding && (b.current == nil || b.current.Spec.SecretBindingName == nil) { //nolint:staticcheck // SA1019: a shoot on a secret binding moves only with its upgrade to 1.34.
 		return true
 	}
 	return version != "" && !versionLess(version, credentialsBindingVersion)
 }
 
-// kubernetes sets the version (the Runtime's or the default, never below what the shoot runs)
-// and points the API server at the structured authentication ConfigMap. The legacy oidcConfig
-// is never set: Gardener forbids it from Kubernetes 1.32 on.
-func (b *shootBuilder) kubernetes() gardencorev1beta1.Kubernetes {
+// kubernetes sets the version (the Runtime's or the default, never below what the shoot runs),
+// points the API server at the structured authentication ConfigMap and adds the landscape's API
+// server and kubelet settings. The legacy oidcConfig is never set: Gardener forbids it from
+// Kubernetes 1.32 on.
+func (b *shootBuilder) kubernetes(tenant *AuditLogTenant) gardencorev1beta1.Kubernetes {
 	in := b.rt.Spec.Shoot.Kubernetes
 	version := b.opts.DefaultKubernetesVersion
 	if in.Version != nil && *in.Version != "" {
@@ -340,11 +379,13 @@ func (b *shootBuilder) kubernetes() gardencorev1beta1.Kubernetes {
 	if b.current != nil {
 		version = b.notBelow("Kubernetes", version, b.current.Spec.Kubernetes.Version)
 	}
-	out := gardencorev1beta1.Kubernetes{Version: version}
+	out := gardencorev1beta1.Kubernetes{Version: version, KubeAPIServer: &gardencorev1beta1.KubeAPIServerConfig{}}
 	if b.auth != nil {
-		out.KubeAPIServer = &gardencorev1beta1.KubeAPIServerConfig{
-			StructuredAuthentication: &gardencorev1beta1.StructuredAuthentication{ConfigMapName: b.auth.Name},
-		}
+		out.KubeAPIServer.StructuredAuthentication = &gardencorev1beta1.StructuredAuthentication{ConfigMapName: b.auth.Name}
+	}
+	b.kubeAPIServer(out.KubeAPIServer, tenant)
+	if gates := cloneNonEmpty(b.opts.KubeletFeatureGates); gates != nil {
+		out.Kubelet = &gardencorev1beta1.KubeletConfig{KubernetesConfig: gardencorev1beta1.KubernetesConfig{FeatureGates: gates}}
 	}
 	return out
 }
@@ -359,8 +400,9 @@ func (b *shootBuilder) notBelow(what, requested, running string) string {
 	return running
 }
 
-// networking copies the network plugin (calico by default) and the CIDRs.
-func networking(in infrav1.Networking) *gardencorev1beta1.Networking {
+// networking copies the network plugin (calico by default) and the CIDRs, and asks for IPv4
+// and IPv6 when the Runtime does and the landscape allows it.
+func networking(in infrav1.Networking, dualStackDisabled bool) *gardencorev1beta1.Networking {
 	networkType := DefaultNetworkingType
 	if in.Type != nil && *in.Type != "" {
 		networkType = *in.Type
@@ -371,7 +413,7 @@ func networking(in infrav1.Networking) *gardencorev1beta1.Networking {
 		Nodes:    nonEmpty(in.Nodes),
 		Services: nonEmpty(in.Services),
 	}
-	if ptr.Deref(in.DualStack, false) {
+	if ptr.Deref(in.DualStack, false) && !dualStackDisabled {
 		out.IPFamilies = []gardencorev1beta1.IPFamily{gardencorev1beta1.IPFamilyIPv4, gardencorev1beta1.IPFamilyIPv6}
 	}
 	return out
@@ -411,6 +453,9 @@ func (b *shootBuilder) worker(in *infrav1.Worker) (gardencorev1beta1.Worker, err
 		out.CRI.Name = gardencorev1beta1.CRINameContainerD
 	}
 	out.Machine.Image = machineImage(out.Machine.Image, b.opts)
+	if b.opts.AWSIMDSv2 && b.rt.Spec.Shoot.Provider.Type == "aws" && out.ProviderConfig == nil {
+		out.ProviderConfig = rawJSON(awsWorkerConfig())
+	}
 	if img := out.Machine.Image; img != nil && img.Version != nil {
 		if running := b.runningImageVersion(out.Name, img.Name); running != "" {
 			img.Version = ptr.To(b.notBelow(fmt.Sprintf("worker pool %s machine image %s", out.Name, img.Name), *img.Version, running))
@@ -529,16 +574,23 @@ func seedSelector(in infrav1.RuntimeShoot) *gardencorev1beta1.SeedSelector {
 	}
 }
 
-// extensions lists the Gardener extensions the Shoot configures: always the networking filter
-// and the OIDC service, and the ACL when the Runtime restricts API server access. An extension
-// the manager stops listing is removed by the next server-side apply, as it owns the entry.
-func extensions(rt *infrav1.Runtime) []gardencorev1beta1.Extension {
+// extensions lists the Gardener extensions the Shoot configures: always the networking filter,
+// the OIDC service, DNS and certificates; the landscape's audit logging and ACL; the Runtime's
+// GPU and registry cache extensions. An extension the manager stops listing is removed by the
+// next server-side apply, as it owns the entry.
+func (b *shootBuilder) extensions(dns *gardencorev1beta1.DNS, tenant *AuditLogTenant) []gardencorev1beta1.Extension {
+	rt := b.rt
 	out := []gardencorev1beta1.Extension{
 		networkingFilter(rt.Spec.Security.Networking.Filter),
 		{Type: ExtensionOIDCService, Disabled: ptr.To(false)},
+		dnsExtension(dns),
+		certExtension(),
 	}
-	if acl := rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL; acl != nil {
-		out = append(out, aclExtension(acl))
+	if tenant != nil {
+		out = append(out, auditLogExtension(tenant))
+	}
+	if acl := b.aclExtension(); acl != nil {
+		out = append(out, *acl)
 	}
 	if ptr.Deref(rt.Spec.Shoot.EnableNvidiaOpenshell, false) {
 		out = append(out, gardencorev1beta1.Extension{Type: ExtensionNvidiaOpenshell, Disabled: ptr.To(false)})
@@ -602,19 +654,6 @@ type networkingFilterConfig struct {
 
 type egressFilterConfig struct {
 	BlackholingEnabled bool `json:"blackholingEnabled"`
-}
-
-// aclExtension allows only the Runtime's networks to reach the API server: the ACL extension
-// takes one ALLOW rule on the client's address.
-func aclExtension(in *infrav1.ACL) gardencorev1beta1.Extension {
-	return gardencorev1beta1.Extension{
-		Type: ExtensionACL,
-		ProviderConfig: rawJSON(aclConfig{Rule: aclRule{
-			Action: "ALLOW",
-			Type:   "remote_ip",
-			CIDRs:  slices.Clone(in.AllowedCIDRs),
-		}}),
-	}
 }
 
 // aclConfig is the ACL extension's providerConfig.

@@ -2,15 +2,19 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -28,6 +32,7 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -72,6 +77,16 @@ type Options struct {
 	// DefaultOIDC is the operators' OIDC provider, the main provider of runtimes that name none.
 	// Without an issuer URL there is none.
 	DefaultOIDC infrav1.OIDCConfig
+	// ConverterConfig is the landscape's converter configuration file (upstream's
+	// converter_config.json). When set, it supersedes the project and the default-* options.
+	ConverterConfig string
+	// AuditLogMandatory refuses shoots in regions without an audit log tenant.
+	AuditLogMandatory bool
+	// APIServerACLEnabled restricts the API servers of runtimes that ask for it to their networks
+	// plus the addresses of the ACL ConfigMap the converter configuration names.
+	APIServerACLEnabled bool
+	// Namespace is the manager's own namespace, where the ACL ConfigMap lives.
+	Namespace string
 	// SkipNameValidation allows several managers in one process (tests, the local environment).
 	SkipNameValidation bool
 }
@@ -96,7 +111,18 @@ func DefaultOptions() Options {
 		KubeconfigLifetime:       24 * time.Hour,
 		RotateAfter:              0.5,
 		DefaultKubernetesVersion: "1.33.4",
+		AuditLogMandatory:        true,
+		Namespace:                namespaceFromEnv(),
 	}
+}
+
+// namespaceFromEnv is the namespace the Pod runs in, as the Deployment passes it, else
+// kcp-system, where upstream runs.
+func namespaceFromEnv() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "kcp-system"
 }
 
 // BindFlags registers a flag for every option, with o's values as defaults.
@@ -134,6 +160,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.DefaultMachineImage, "default-machine-image", o.DefaultMachineImage, "machine image of worker pools that name none; empty leaves it to the cloud profile")
 	fs.StringVar(&o.DefaultMachineImageVersion, "default-machine-image-version", o.DefaultMachineImageVersion, "version of the default machine image")
 	bindOIDCFlags(fs, &o.DefaultOIDC)
+	fs.StringVar(&o.ConverterConfig, "converter-config-filepath", o.ConverterConfig, "the landscape's converter configuration file; it supersedes --gardener-project and the --default-* flags")
+	fs.BoolVar(&o.AuditLogMandatory, "audit-log-mandatory", o.AuditLogMandatory, "refuse shoots in regions without an audit log tenant (with a converter configuration)")
+	fs.BoolVar(&o.APIServerACLEnabled, "api-server-acl-enabled", o.APIServerACLEnabled, "restrict the API servers of runtimes that ask for it; the rule includes the addresses of the converter configuration's ACL ConfigMap")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "the manager's namespace, which holds the ACL ConfigMap (default: $POD_NAMESPACE, else kcp-system)")
 }
 
 // bindOIDCFlags registers the default operator OIDC provider's flags.
@@ -151,9 +181,32 @@ func bindOIDCFlags(fs *flag.FlagSet, c *infrav1.OIDCConfig) {
 	str("default-oidc-groups-claim", "groups claim of the operators' OIDC provider", &c.GroupsClaim)
 }
 
-// ConvertOptions returns the converter defaults the options configure; the namespace is the
-// Gardener project's.
-func (o Options) ConvertOptions() gardener.ConvertOptions {
+// Landscape reads the converter configuration, when there is one, and checks that it has what
+// the options ask of it; nil without a file. Its errors name the field and the file.
+func (o Options) Landscape() (*landscape.Landscape, error) {
+	if o.ConverterConfig == "" {
+		if o.APIServerACLEnabled {
+			return nil, errors.New("--api-server-acl-enabled needs --converter-config-filepath, which names the ACL ConfigMap")
+		}
+		return nil, nil
+	}
+	l, err := landscape.Load(o.ConverterConfig)
+	if err != nil {
+		return nil, err //nolint:wrapcheck // The error names the file already.
+	}
+	if o.APIServerACLEnabled && l.ACLConfigMapName() == "" {
+		return nil, &landscape.Error{Path: o.ConverterConfig, Errs: field.ErrorList{field.Required(
+			field.NewPath("converter", "kubernetes", "kubeApiServer", "acl", "configMapName"), "--api-server-acl-enabled needs the ACL ConfigMap")}}
+	}
+	return l, nil
+}
+
+// ConvertOptions returns the converter options: the landscape's when it is loaded, else the
+// defaults of the flags. The namespace is the Gardener project's.
+func (o Options) ConvertOptions(l *landscape.Landscape) gardener.ConvertOptions {
+	if l != nil {
+		return l.ConvertOptions(landscape.Options{AuditLogMandatory: o.AuditLogMandatory})
+	}
 	c := gardener.ConvertOptions{
 		Namespace:                  "garden-" + o.GardenProject,
 		DefaultKubernetesVersion:   o.DefaultKubernetesVersion,
@@ -164,6 +217,14 @@ func (o Options) ConvertOptions() gardener.ConvertOptions {
 		c.DefaultOIDC = o.DefaultOIDC.DeepCopy()
 	}
 	return c
+}
+
+// aclConfigMap locates the ACL ConfigMap; empty when ACLs are off.
+func (o Options) aclConfigMap(l *landscape.Landscape) types.NamespacedName {
+	if !o.APIServerACLEnabled || l == nil {
+		return types.NamespacedName{}
+	}
+	return types.NamespacedName{Namespace: o.Namespace, Name: l.ACLConfigMapName()}
 }
 
 // NewScheme returns the scheme of every type the manager reads or writes.
@@ -183,6 +244,13 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := o.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("retry policy: %w", err)
 	}
+	l, err := o.Landscape()
+	if err != nil {
+		return nil, err
+	}
+	if l != nil {
+		o.GardenProject = l.Config.Converter.Gardener.ProjectName
+	}
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
@@ -194,6 +262,10 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:         o.LeaderElection,
 		LeaderElectionID:       "infrastructure-manager.kyma-project.io",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
+		// The only ConfigMap the manager reads is the landscape's, in its own namespace.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{o.Namespace: {}}},
+		}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
@@ -208,13 +280,15 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := mgr.Add(prober); err != nil {
 		return nil, fmt.Errorf("add circuit prober: %w", err)
 	}
-	ns := "garden-" + o.GardenProject
+	convert := o.ConvertOptions(l)
+	ns := convert.Namespace
 	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval)}
 	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
 		Client:              mgr.GetClient(),
 		Garden:              gardenCluster.GetClient(),
 		GardenNamespace:     ns,
-		Convert:             o.ConvertOptions(),
+		Convert:             convert,
+		ACLConfigMap:        o.aclConfigMap(l),
 		Policy:              o.Policy,
 		ShootCreateDeadline: o.ShootCreateDeadline,
 		ShootDeleteDeadline: o.ShootDeleteDeadline,

@@ -41,7 +41,7 @@ func TestConvertOptionsFromFlags(t *testing.T) {
 			if err := fs.Parse(args); err != nil {
 				t.Fatal(err)
 			}
-			c := o.ConvertOptions()
+			c := o.ConvertOptions(nil)
 			if c.Namespace != "garden-landscape" || c.DefaultMachineImage != "gardenlinux" || c.DefaultMachineImageVersion != "1592.1.0" ||
 				c.DefaultKubernetesVersion != DefaultOptions().DefaultKubernetesVersion {
 				t.Errorf("convert options = %+v", c)

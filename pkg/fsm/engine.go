@@ -172,6 +172,7 @@ func (e *Engine[T]) observeInputs(obj T, st *infrav1.EngineStatus, now time.Time
 		e.restart(st, e.m.Start, infrav1.StatePending, now)
 	}
 	st.ObservedGeneration = obj.GetGeneration()
+	e.observeOutsideInputs(obj, st, deleting, now)
 
 	requested := obj.GetAnnotations()[infrav1.RetryRequestedAtAnnotation]
 	if requested == "" || requested == st.RetryRequestedAt {
@@ -187,6 +188,22 @@ func (e *Engine[T]) observeInputs(obj T, st *infrav1.EngineStatus, now time.Time
 		st.Step.EnteredAt = metav1.NewTime(stamp(now))
 	case st.Step.Name == StepDone && !deleting:
 		e.enter(st, e.m.Start, now)
+	}
+}
+
+// observeOutsideInputs records the fingerprint of the object's outside inputs when its machine
+// starts, and starts a Ready object's machine again when the fingerprint changed since.
+func (e *Engine[T]) observeOutsideInputs(obj T, st *infrav1.EngineStatus, deleting bool, now time.Time) {
+	if e.cfg.inputs == nil || deleting {
+		return
+	}
+	inputs := e.cfg.inputs(obj)
+	switch {
+	case st.Step.Name == e.m.Start:
+		st.ObservedInputs = inputs
+	case st.Step.Name == StepDone && inputs != st.ObservedInputs:
+		e.enter(st, e.m.Start, now)
+		st.ObservedInputs = inputs
 	}
 }
 

@@ -40,6 +40,7 @@ type config struct {
 	conflictDelay time.Duration
 	maxMessage    int
 	onForget      func(types.NamespacedName)
+	inputs        func(client.Object) string
 }
 
 func defaultConfig() config {
@@ -75,6 +76,13 @@ func WithMetrics(m *Metrics) Option { return func(o *config) { o.metrics = m } }
 func WithObjectMetrics(f func(client.Object) ObjectLabels) Option {
 	return func(o *config) { o.labels = f }
 }
+
+// WithInputs sets how to fingerprint the inputs an object's steps read from outside the object,
+// such as a landscape ConfigMap. The engine records the fingerprint when the machine starts;
+// when it changes, a Ready object runs its machine again, as for a new generation, and an object
+// in the middle of its machine runs again once it is Ready. Pair it with a watch that enqueues
+// the affected objects when the inputs change.
+func WithInputs(f func(client.Object) string) Option { return func(o *config) { o.inputs = f } }
 
 // WithProbeInterval sets how often a Failed object's step is tried once more (default 1h). A
 // probe does not reset the budget; one that succeeds ends the failure.

@@ -188,7 +188,7 @@ func waitForRuntime(t *testing.T, rt *infrav1.Runtime, timeout time.Duration, wh
 // with the rendered configuration.
 func assertShootMatches(t *testing.T, rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot) {
 	t.Helper()
-	want, err := runtimectrl.Render(rt, shoot, managerOptions().ConvertOptions())
+	want, err := runtimectrl.Render(rt, shoot, managerOptions().ConvertOptions(nil))
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}

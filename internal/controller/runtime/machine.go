@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -58,6 +59,9 @@ type Config struct {
 	GardenNamespace string
 	// Convert holds the defaults of the Runtime to Shoot conversion.
 	Convert gardener.ConvertOptions
+	// ACLConfigMap is the landscape's ConfigMap with the operators' and the control plane's
+	// addresses, which every API server access list includes; an empty name turns ACLs off.
+	ACLConfigMap types.NamespacedName
 	// RuntimeClient connects to a runtime's cluster.
 	RuntimeClient ClientFunc
 	// Policy is the retry policy of every step.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +26,7 @@ import (
 // +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=runtimes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=gardenerclusters,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Setup registers the Runtime controller with the manager. Shoots are watched in the garden
@@ -33,16 +35,27 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 	if cfg.RuntimeClient == nil {
 		cfg.RuntimeClient = KubeconfigClient
 	}
+	s := steps{cfg}
 	opts = append([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
 		fsm.WithMetrics(fsm.DefaultMetrics()),
 		fsm.WithObjectMetrics(runtimeLabels),
+		fsm.WithInputs(s.inputs),
 	}, opts...)
 	engine, err := fsm.New(NewMachine(cfg), opts...)
 	if err != nil {
 		return fmt.Errorf("runtime machine: %w", err)
 	}
-	err = ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if acl := cfg.ACLConfigMap; acl.Name != "" {
+		// A changed access list reaches every runtime that restricts its API server now, not at
+		// its next re-check.
+		b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(s.aclRuntimes),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return o.GetNamespace() == acl.Namespace && o.GetName() == acl.Name
+			})))
+	}
+	err = b.
 		Named(ControllerName).
 		For(&infrav1.Runtime{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

@@ -37,7 +37,11 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 			return fsm.Fail(err)
 		}
 	}
-	r, err := Render(rt, current, s.Convert)
+	opts, err := s.convertOptions(ctx, rt)
+	if err != nil {
+		return fsm.Fail(err)
+	}
+	r, err := Render(rt, current, opts)
 	if err != nil {
 		return fsm.Fail(err)
 	}
