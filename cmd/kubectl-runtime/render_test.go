@@ -13,35 +13,51 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden outputs in testdata/")
 
-// TestRenderGolden runs `kubectl runtime render` on each upstream example Runtime, offline, and
-// compares its output with testdata/<file>.
+// TestRenderGolden runs `kubectl runtime render` on each upstream example Runtime, offline, with
+// the manager's flags and with the realistic landscape configuration of testdata/landscape (ACLs
+// on), and compares its output with testdata/<file> and testdata/landscape/<file>.
 func TestRenderGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no upstream runtimes: %v", err)
 	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			args := []string{"render", "-f", file, "--default-kubernetes-version", "1.33.4",
-				"--default-machine-image", "gardenlinux", "--default-machine-image-version", "1592.1.0"}
-			if err := run(args, &stdout, &stderr); err != nil {
-				t.Fatalf("render: %v\n%s", err, stderr.String())
-			}
-			golden := filepath.Join("testdata", filepath.Base(file))
-			if *update {
-				if err := os.WriteFile(golden, stdout.Bytes(), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("read golden output (run with -update to write it): %v", err)
-			}
-			if !bytes.Equal(stdout.Bytes(), want) {
-				t.Errorf("output differs from %s; run with -update and review the diff\n%s", golden, stdout.String())
-			}
-		})
+	landscape := filepath.Join(testenv.FixturesDir(), "landscape")
+	configs := map[string][]string{
+		"testdata": {"--default-kubernetes-version", "1.33.4",
+			"--default-machine-image", "gardenlinux", "--default-machine-image-version", "1592.1.0"},
+		filepath.Join("testdata", "landscape"): {"--config", filepath.Join(landscape, "converter_config.json"),
+			"--api-server-acl-enabled", "--acl", filepath.Join(landscape, "acl-ips.yaml")},
+	}
+	for dir, flags := range configs {
+		for _, file := range files {
+			t.Run(filepath.Join(dir, filepath.Base(file)), func(t *testing.T) {
+				renderGolden(t, append([]string{"render", "-f", file}, flags...), filepath.Join(dir, filepath.Base(file)))
+			})
+		}
+	}
+}
+
+// renderGolden runs the command line and compares its output with the golden file.
+func renderGolden(t *testing.T, args []string, golden string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("render: %v\n%s", err, stderr.String())
+	}
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, stdout.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("read golden output (run with -update to write it): %v", err)
+	}
+	if !bytes.Equal(stdout.Bytes(), want) {
+		t.Errorf("output differs from %s; run with -update and review the diff\n%s", golden, stdout.String())
 	}
 }
 
@@ -81,7 +97,11 @@ func TestRenderErrors(t *testing.T) {
 		{"no file", []string{"render"}, "-f RUNTIME.yaml is required"},
 		{"missing file", []string{"render", "-f", "does-not-exist.yaml"}, "no such file"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"config not yet supported", []string{"render", "-f", "x.yaml", "--config", "c.json"}, "not supported yet"},
+		{"configuration with an unknown field", []string{"render", "-f", "x.yaml", "--config", filepath.Join(testenv.FixturesDir(), "landscape", "invalid", "unknown-field.json")},
+			`unknown field "converter.kubernetes.enableKubernetesVersionAutoUpdates"`},
+		{"ACLs without a configuration", []string{"render", "-f", "x.yaml", "--api-server-acl-enabled"}, "needs --converter-config-filepath"},
+		{"ACL runtime without the ACL ConfigMap", []string{"render", "-f", filepath.Join(testenv.FixturesDir(), "runtimes", "maximal-aws.yaml"),
+			"--config", filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json"), "--api-server-acl-enabled"}, "--acl CONFIGMAP.yaml is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -158,10 +158,13 @@ func TestRenderFixtures(t *testing.T) {
 				map[string]string{LabelSeedRegion: tt.region})
 			expectDeepEqual(t, "maintenance.autoUpdate", spec.Maintenance.AutoUpdate,
 				&gardencorev1beta1.MaintenanceAutoUpdate{KubernetesVersion: false, MachineImageVersion: ptr.To(false)})
-			// Every fixture disables the egress filter, enables the ingress filter and sets no ACL.
+			// Every fixture disables the egress filter, enables the ingress filter and sets no ACL;
+			// without a landscape configuration it gets Gardener's DNS and shoot issuers.
 			expectDeepEqual(t, "extensions", spec.Extensions, []gardencorev1beta1.Extension{
 				{Type: ExtensionNetworkingFilter, Disabled: ptr.To(true), ProviderConfig: &runtime.RawExtension{Raw: []byte(blackholingOn)}},
 				{Type: ExtensionOIDCService, Disabled: ptr.To(false)},
+				{Type: ExtensionDNS, ProviderConfig: &runtime.RawExtension{Raw: []byte(gardenerDNS)}},
+				{Type: ExtensionCert, ProviderConfig: &runtime.RawExtension{Raw: []byte(shootIssuers)}},
 			})
 
 			encoded, err := json.Marshal(shoot)
@@ -384,6 +387,8 @@ func TestRender(t *testing.T) {
 				expectDeepEqual(t, "extensions", shoot.Spec.Extensions, []gardencorev1beta1.Extension{
 					{Type: ExtensionNetworkingFilter, Disabled: ptr.To(false), ProviderConfig: &runtime.RawExtension{Raw: []byte(blackholingOff)}},
 					{Type: ExtensionOIDCService, Disabled: ptr.To(false)},
+					{Type: ExtensionDNS, ProviderConfig: &runtime.RawExtension{Raw: []byte(gardenerDNS)}},
+					{Type: ExtensionCert, ProviderConfig: &runtime.RawExtension{Raw: []byte(shootIssuers)}},
 				})
 			},
 		},
@@ -408,32 +413,45 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
-			name: "ACL becomes the acl extension with one ALLOW rule",
+			name: "ACL allows the runtime's networks, the operators' and the control plane's",
 			mutate: func(rt *infrav1.Runtime) {
-				rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = &infrav1.ACL{AllowedCIDRs: []string{"10.0.0.0/8", "192.168.1.0/24"}}
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = &infrav1.ACL{AllowedCIDRs: []string{"10.0.0.0/8", "192.168.1.0/24", "198.51.100.0/29"}}
 			},
+			opts: withACL(&ACL{OperatorCIDRs: []string{"198.51.100.0/29", "203.0.113.16/28"}, ControlPlaneCIDR: "192.0.2.10/32"}),
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
 				acl := extension(t, shoot, ExtensionACL)
-				expectNil(t, "acl disabled", acl.Disabled)
+				expectPtr(t, "acl disabled", acl.Disabled, false)
 				expectRaw(t, "acl providerConfig", acl.ProviderConfig,
-					`{"rule":{"action":"ALLOW","type":"remote_ip","cidrs":["10.0.0.0/8","192.168.1.0/24"]}}`)
-				if len(shoot.Spec.Extensions) != 3 {
-					t.Errorf("extensions = %d, want 3 (filter, OIDC service, ACL)", len(shoot.Spec.Extensions))
-				}
+					`{"rule":{"action":"ALLOW","type":"remote_ip","cidrs":["10.0.0.0/8","192.168.1.0/24","198.51.100.0/29","203.0.113.16/28","192.0.2.10/32"]}}`)
 			},
 		},
 		{
-			name: "no ACL leaves the acl extension out",
+			name: "ACLs on and a runtime without networks: the acl extension is disabled",
 			mutate: func(rt *infrav1.Runtime) {
 				rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = nil
 			},
+			opts: withACL(&ACL{}),
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
-				for _, e := range shoot.Spec.Extensions {
-					if e.Type == ExtensionACL {
-						t.Errorf("extensions list %s, want it left out", ExtensionACL)
-					}
-				}
+				acl := extension(t, shoot, ExtensionACL)
+				expectPtr(t, "acl disabled", acl.Disabled, true)
+				expectNil(t, "acl providerConfig", acl.ProviderConfig)
 			},
+		},
+		{
+			name: "ACLs on and a provider the extension does not serve: no acl extension",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Provider.Type = "gcp"
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = &infrav1.ACL{AllowedCIDRs: []string{"10.0.0.0/8"}}
+			},
+			opts:  withACL(&ACL{}),
+			check: expectNoExtension(ExtensionACL),
+		},
+		{
+			name: "ACLs off: no acl extension, even when the runtime asks",
+			mutate: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = &infrav1.ACL{AllowedCIDRs: []string{"10.0.0.0/8"}}
+			},
+			check: expectNoExtension(ExtensionACL),
 		},
 		{
 			name: "the main OIDC provider goes into structured authentication, never oidcConfig",
@@ -447,12 +465,12 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
-			name: "no OIDC config leaves kubeAPIServer out",
+			name: "no OIDC config leaves structured authentication out",
 			mutate: func(rt *infrav1.Runtime) {
 				rt.Spec.Shoot.Kubernetes.KubeAPIServer = infrav1.APIServer{ACL: &infrav1.ACL{AllowedCIDRs: []string{"10.0.0.0/8"}}}
 			},
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
-				expectNil(t, "kubeAPIServer", shoot.Spec.Kubernetes.KubeAPIServer)
+				expectNil(t, "structuredAuthentication", shoot.Spec.Kubernetes.KubeAPIServer.StructuredAuthentication)
 			},
 		},
 		{
@@ -539,6 +557,25 @@ func TestRender(t *testing.T) {
 			}
 			tt.check(t, shoot)
 		})
+	}
+}
+
+// withACL returns testOptions with API server ACLs on.
+func withACL(acl *ACL) *ConvertOptions {
+	o := testOptions
+	o.ACL = acl
+	return &o
+}
+
+// expectNoExtension checks that the shoot lists no extension of type typ.
+func expectNoExtension(typ string) func(*testing.T, *gardencorev1beta1.Shoot) {
+	return func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+		t.Helper()
+		for _, e := range shoot.Spec.Extensions {
+			if e.Type == typ {
+				t.Errorf("extensions list %s, want it left out", typ)
+			}
+		}
 	}
 }
 
@@ -644,6 +681,10 @@ func baseRuntime() *infrav1.Runtime {
 const (
 	blackholingOn  = `{"apiVersion":"shoot-networking-filter.extensions.config.gardener.cloud/v1alpha1","kind":"Configuration","egressFilter":{"blackholingEnabled":true}}`
 	blackholingOff = `{"apiVersion":"shoot-networking-filter.extensions.config.gardener.cloud/v1alpha1","kind":"Configuration","egressFilter":{"blackholingEnabled":false}}`
+	// gardenerDNS is the DNS extension of a shoot on Gardener's default domain.
+	gardenerDNS = `{"apiVersion":"service.dns.extensions.gardener.cloud/v1alpha1","kind":"DNSConfig","syncProvidersFromShootSpecDNS":true}`
+	// shootIssuers is the certificate extension with issuers in the shoot.
+	shootIssuers = `{"apiVersion":"service.cert.extensions.gardener.cloud/v1alpha1","kind":"CertConfig","shootIssuers":{"enabled":true}}`
 )
 
 // extension returns the shoot's extension of the given type, failing the test when it is absent.

@@ -214,7 +214,7 @@ func TestRenderAuthentication(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(tt.want) == 0 {
-				if r.AuthenticationConfig != nil || r.Shoot.Spec.Kubernetes.KubeAPIServer != nil {
+				if r.AuthenticationConfig != nil || r.Shoot.Spec.Kubernetes.KubeAPIServer.StructuredAuthentication != nil {
 					t.Errorf("got structured authentication %v, want none", r.AuthenticationConfig)
 				}
 				return
