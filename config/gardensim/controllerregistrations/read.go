@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -29,7 +30,7 @@ func ExtensionTypes(registrations []gardencorev1beta1.ControllerRegistration) []
 	var types []string
 	for _, r := range registrations {
 		for _, res := range r.Spec.Resources {
-			if res.Kind == "Extension" {
+			if res.Kind == extensionsv1alpha1.ExtensionResource {
 				types = append(types, res.Type)
 			}
 		}

@@ -23,14 +23,24 @@ const (
 	Update Operation = "UPDATE"
 )
 
-// Env is what admission reads besides the shoots: the garden's CloudProfiles
-// and ConfigMaps, and the clock that decides which versions have expired.
-// Lookups of objects that do not exist return a NotFound error.
+// Env is what admission reads besides the shoots: the garden's
+// CloudProfiles, Seeds and ControllerRegistrations, the Secrets and
+// ConfigMaps of project namespaces, and the clock that decides which
+// versions have expired. Lookups of objects that do not exist return a
+// NotFound error.
 type Env interface {
 	// CloudProfile returns the cluster-scoped CloudProfile called name.
 	CloudProfile(ctx context.Context, name string) (*gardencorev1beta1.CloudProfile, error)
+	// Seed returns the cluster-scoped Seed called name.
+	Seed(ctx context.Context, name string) (*gardencorev1beta1.Seed, error)
+	// ControllerRegistrations lists the cluster-scoped
+	// ControllerRegistrations: the extension kinds and types the garden
+	// knows.
+	ControllerRegistrations(ctx context.Context) ([]gardencorev1beta1.ControllerRegistration, error)
 	// ConfigMap returns the ConfigMap namespace/name.
 	ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
+	// Secret returns the Secret namespace/name.
+	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 	// Now is the current time.
 	Now() time.Time
 }
@@ -57,11 +67,12 @@ var (
 
 // Admit decides req in Gardener's order. It returns the shoot as Gardener's
 // mutating admission leaves it (defaults of the Kubernetes version and
-// machine images, the created-by annotation, the synced cloud profile
-// reference, the seed name and DNS domain an update may not drop), or the
-// *apierrors.StatusError Gardener would answer with. API defaulting is
-// applied for the checks only: the returned shoot carries just the plugins'
-// changes, so that a caller can write exactly those.
+// machine images, the created-by annotation, the primary DNS provider, the
+// synced cloud profile reference and DNS provider credentials, the seed name
+// and DNS domain an update may not drop), or the *apierrors.StatusError
+// Gardener would answer with. API defaulting is applied for the checks only:
+// the returned shoot carries just the plugins' changes, so that a caller can
+// write exactly those.
 func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot, error) {
 	shoot := req.New.DeepCopy()
 	var old *gardencorev1beta1.Shoot
@@ -81,12 +92,16 @@ func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot,
 	if err != nil {
 		return nil, err
 	}
+	c.defaultDomain = req.DefaultDomain
 	if errs := c.validate(); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(shootKind, shoot.Name, errs)
 	}
-	// Validating admission plugins, then the validating webhooks.
+	// Validating admission plugins in Gardener's plugin order, then the
+	// validating webhooks: Gardener's admission controller's, then the
+	// extensions'.
 	for _, step := range []func(context.Context) error{
-		c.referenceManager, c.shootValidator, c.authenticationWebhook, c.providerWebhook,
+		c.referenceManager, c.extensionValidator, c.shootDNS, c.shootValidator,
+		c.auditPolicyWebhook, c.authenticationWebhook, c.providerWebhook, c.extensionWebhooks,
 	} {
 		if err := step(ctx); err != nil {
 			return nil, err
@@ -101,6 +116,8 @@ type check struct {
 	op      Operation
 	now     time.Time
 	profile *gardencorev1beta1.CloudProfile
+	// defaultDomain is the garden's default DNS domain; empty if none.
+	defaultDomain string
 	// shoot and old are the internal versions, defaulted as the API
 	// server defaults them; old is an empty shoot on Create.
 	shoot, old *gardencore.Shoot

@@ -27,35 +27,6 @@ func DefaultDomainFor(shoot *gardencorev1beta1.Shoot, domain string) string {
 	return fmt.Sprintf("%s.%s.%s", shoot.Name, ProjectName(shoot.Namespace), domain)
 }
 
-// mutateDNS is the ShootDNS plugin's Admit: a shoot bound to a seed whose
-// DNS is managed gets the default domain if it has none. An update that
-// drops spec.dns.domain of a scheduled shoot thus gets the same domain again.
-func mutateDNS(shoot, _ *gardencorev1beta1.Shoot, defaultDomain string) {
-	if shoot.Spec.SeedName == nil || usesUnmanagedDNS(shoot) {
-		return
-	}
-	if shoot.Spec.DNS == nil {
-		shoot.Spec.DNS = &gardencorev1beta1.DNS{}
-	}
-	if defaultDomain != "" && shoot.Spec.DNS.Domain == nil {
-		shoot.Spec.DNS.Domain = ptr.To(DefaultDomainFor(shoot, defaultDomain))
-	}
-}
-
-// usesUnmanagedDNS reports whether the shoot's primary DNS provider is of
-// type unmanaged.
-func usesUnmanagedDNS(shoot *gardencorev1beta1.Shoot) bool {
-	if shoot.Spec.DNS == nil {
-		return false
-	}
-	for _, p := range shoot.Spec.DNS.Providers { //nolint:staticcheck // SA1019: Gardener's ShootDNS plugin still tells unmanaged DNS by the primary provider.
-		if ptr.Deref(p.Primary, false) && ptr.Deref(p.Type, "") == "unmanaged" { //nolint:staticcheck // SA1019: Gardener's ShootDNS plugin still reads the primary provider's type.
-			return true
-		}
-	}
-	return false
-}
-
 // cloudProfileName is the CloudProfile a shoot references, as Gardener's
 // BuildCoreCloudProfileReference resolves it; kind is CloudProfile unless
 // the reference says otherwise.

@@ -103,3 +103,10 @@ func classification(v gardencorev1beta1.ExpirableVersion, now time.Time) gardenc
 	}
 	return current
 }
+
+// below reports whether version is below major.minor; an unparsable version
+// is not, as Gardener's version constraints answer for it.
+func below(version string, major, minor uint64) bool {
+	v, err := parseSemver(version)
+	return err == nil && v.less(semver{major: major, minor: minor})
+}
