@@ -52,7 +52,7 @@ type KubernetesConfig struct {
 	// name none. Required.
 	DefaultOperatorOidc *OIDCProvider `json:"defaultOperatorOidc,omitempty"`
 	// DefaultSharedIASTenant is read from older files, which put it here.
-	DefaultSharedIASTenant *OIDCProvider `json:"defaultSharedIASTenant,omitempty"`
+	DefaultSharedIASTenant *OIDCProvider       `json:"defaultSharedIASTenant,omitempty"`
 	KubeAPIServer          KubeAPIServerConfig `json:"kubeApiServer"`
 	Kubelet                KubeletConfig       `json:"kubelet"`
 }

@@ -3,9 +3,14 @@ package manager
 import (
 	"flag"
 	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 )
 
 // TestConvertOptionsFromFlags parses the landscape defaults from the command line, as the
@@ -60,5 +65,54 @@ func TestConvertOptionsFromFlags(t *testing.T) {
 				t.Errorf("username prefix = %v, want %v", c.DefaultOIDC.UsernamePrefix, tt.wantPrefix)
 			}
 		})
+	}
+}
+
+// TestNewRefusesABadLandscape stops the manager at start-up, before it connects anywhere, when
+// the converter configuration is wrong or lacks what the flags ask of it; the error names the
+// field and the file.
+func TestNewRefusesABadLandscape(t *testing.T) {
+	dir := filepath.Join(testenv.FixturesDir(), "landscape")
+	tests := []struct {
+		name string
+		// config is the converter configuration file; acl turns ACLs on.
+		config string
+		acl    bool
+		// want are fragments of the error.
+		want []string
+	}{
+		{"unknown field", filepath.Join(dir, "invalid", "unknown-field.json"), false,
+			[]string{filepath.Join(dir, "invalid", "unknown-field.json"), `unknown field "converter.kubernetes.enableKubernetesVersionAutoUpdates"`}},
+		{"ACLs without the ACL ConfigMap", filepath.Join(dir, "minimal.json"), true,
+			[]string{filepath.Join(dir, "minimal.json"), "converter.kubernetes.kubeApiServer.acl.configMapName: Required value"}},
+		{"ACLs without a configuration", "", true, []string{"--api-server-acl-enabled needs --converter-config-filepath"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.ConverterConfig, o.APIServerACLEnabled = tt.config, tt.acl
+			_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
+			for _, want := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("error = %v, want one containing %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestConvertOptionsFromLandscape takes the project and the defaults from the configuration
+// file, not from the flags.
+func TestConvertOptionsFromLandscape(t *testing.T) {
+	o := DefaultOptions()
+	o.ConverterConfig = filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json")
+	o.DefaultKubernetesVersion = "1.30.5"
+	l, err := o.Landscape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.ConvertOptions(l)
+	if c.DefaultKubernetesVersion != "1.33.4" || c.DNS == nil || c.AuditLog == nil || !c.AuditLog.Mandatory {
+		t.Errorf("convert options = %+v, want the landscape's", c)
 	}
 }

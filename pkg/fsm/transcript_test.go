@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
@@ -47,6 +48,7 @@ type harness struct {
 	calls   int
 	maxStep time.Duration                  // the longest the clock moves between calls
 	actions map[int]func(*infrav1.Runtime) // changes the world before the numbered call
+	inputs  string                         // the fingerprint of the outside inputs
 }
 
 func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
@@ -80,6 +82,7 @@ func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
 		fsm.WithProbeInterval(time.Hour),
 		fsm.WithResync(30*time.Minute),
 		fsm.WithConflictLimit(3, time.Second),
+		fsm.WithInputs(func(client.Object) string { return h.inputs }),
 		fsm.WithRecorder(fsm.RecorderFunc(func(_ runtime.Object, typ, reason, msg string) {
 			h.events = append(h.events, fmt.Sprintf("%s %s %q", typ, reason, msg))
 		})),

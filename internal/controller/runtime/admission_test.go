@@ -197,7 +197,7 @@ func TestSeedNotFoundFailsFast(t *testing.T) {
 func renderRuntime(t *testing.T, name string) gardener.Rendered {
 	t.Helper()
 	rt := awsRuntime(t, name)
-	opts := managerOptions().ConvertOptions(nil)
+	opts := convertOptions(t, nil)
 	r, err := runtimectrl.Render(rt, nil, opts)
 	if err != nil {
 		t.Fatal(err)

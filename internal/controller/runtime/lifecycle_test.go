@@ -58,6 +58,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if err := setUpLandscape(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	stop, err := startManager()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -67,9 +71,12 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// managerOptions are the manager's options in these tests: short policies and deadlines.
+// managerOptions are the manager's options in these tests: the realistic landscape of
+// testdata/landscape with API server ACLs on, short policies and deadlines.
 func managerOptions() manager.Options {
 	o := manager.DefaultOptions()
+	o.ConverterConfig = filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json")
+	o.APIServerACLEnabled, o.AuditLogMandatory, o.Namespace = true, true, "kcp-system"
 	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, "0", "0", 4, true
 	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: testAttempts, Jitter: 0.5}
 	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 60*time.Second, time.Minute, time.Minute, 2*time.Second
@@ -188,7 +195,7 @@ func waitForRuntime(t *testing.T, rt *infrav1.Runtime, timeout time.Duration, wh
 // with the rendered configuration.
 func assertShootMatches(t *testing.T, rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot) {
 	t.Helper()
-	want, err := runtimectrl.Render(rt, shoot, managerOptions().ConvertOptions(nil))
+	want, err := runtimectrl.Render(rt, shoot, convertOptions(t, rt))
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}

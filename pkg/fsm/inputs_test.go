@@ -1,0 +1,43 @@
+package fsm_test
+
+import (
+	"strings"
+	"testing"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+)
+
+// TestOutsideInputsRunAReadyObjectAgain changes the fingerprint of the outside inputs: a Ready
+// object runs its machine again at once and stays Ready throughout, and a change in the middle
+// of the machine makes it run once more after it is Ready; an unchanged fingerprint runs nothing.
+func TestOutsideInputsRunAReadyObjectAgain(t *testing.T) {
+	h := newHarness(t, nil)
+	h.inputs = "v1"
+	h.runUntil(10, ready)
+	if got := h.obj.Status.ObservedInputs; got != "v1" {
+		t.Fatalf("observed inputs = %q, want v1", got)
+	}
+
+	h.calls, h.out = 0, strings.Builder{}
+	h.runUntil(1, func(*infrav1.Runtime) bool { return true })
+	if !strings.Contains(h.out.String(), "ran nothing") {
+		t.Errorf("an unchanged fingerprint ran a step:\n%s", h.out.String())
+	}
+
+	h.inputs = "v2"
+	h.runUntil(1, func(*infrav1.Runtime) bool { return true })
+	if !strings.Contains(h.out.String(), "ran Prepare") || h.obj.Status.State != infrav1.StateReady {
+		t.Errorf("a changed fingerprint did not run the machine again while Ready:\n%s", h.out.String())
+	}
+	// In the middle of the machine the inputs change again: it finishes, then runs once more.
+	h.inputs = "v3"
+	h.runUntil(10, func(o *infrav1.Runtime) bool { return o.Status.Step.Name == "Done" })
+	if got := h.obj.Status.ObservedInputs; got != "v2" {
+		t.Errorf("observed inputs = %q after a change mid-machine, want v2 (the inputs it started from)", got)
+	}
+	h.out = strings.Builder{}
+	h.runUntil(10, func(o *infrav1.Runtime) bool { return o.Status.Step.Name == "Done" && o.Status.ObservedInputs == "v3" })
+	if !strings.Contains(h.out.String(), "ran Prepare") || h.obj.Status.ObservedInputs != "v3" {
+		t.Errorf("the change mid-machine was not taken:\n%s", h.out.String())
+	}
+}
