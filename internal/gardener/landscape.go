@@ -127,7 +127,7 @@ func (b *shootBuilder) dns(spec *gardencorev1beta1.ShootSpec) {
 	domain := b.rt.Spec.Shoot.Name + "." + d.DomainPrefix
 	spec.DNS = &gardencorev1beta1.DNS{
 		Domain: &domain,
-		Providers: []gardencorev1beta1.DNSProvider{{
+		Providers: []gardencorev1beta1.DNSProvider{{ //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
 			Domains:    &gardencorev1beta1.DNSIncludeExclude{Include: []string{domain}},
 			Primary:    ptr.To(true),
 			SecretName: ptr.To(d.SecretName),
@@ -141,9 +141,10 @@ func dnsProvider(dns *gardencorev1beta1.DNS) *gardencorev1beta1.DNSProvider {
 	if dns == nil {
 		return nil
 	}
-	for i := range dns.Providers {
-		p := &dns.Providers[i]
-		if ptr.Deref(p.Primary, false) && ptr.Deref(p.SecretName, "") != "" {
+	providers := dns.Providers //nolint:staticcheck // SA1019: as in dns above.
+	for i := range providers {
+		p := &providers[i]
+		if ptr.Deref(p.Primary, false) && ptr.Deref(p.SecretName, "") != "" { //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
 			return p
 		}
 	}
@@ -161,8 +162,8 @@ func dnsExtension(dns *gardencorev1beta1.DNS) gardencorev1beta1.Extension {
 	if p := dnsProvider(dns); p != nil {
 		cfg.DNSProviderReplication = &enabled{Enabled: true}
 		cfg.Providers = []dnsConfigProvider{{
-			Domains:    p.Domains.DeepCopy(),
-			SecretName: ptr.Deref(p.SecretName, ""),
+			Domains:    p.Domains.DeepCopy(),        //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
+			SecretName: ptr.Deref(p.SecretName, ""), //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
 			Type:       ptr.Deref(p.Type, ""),
 		}}
 	}
@@ -239,7 +240,7 @@ type auditLogConfig struct {
 func resources(dns *gardencorev1beta1.DNS, tenant *AuditLogTenant) []gardencorev1beta1.NamedResourceReference {
 	var out []gardencorev1beta1.NamedResourceReference
 	if p := dnsProvider(dns); p != nil {
-		out = append(out, secretReference(*p.SecretName, *p.SecretName))
+		out = append(out, secretReference(*p.SecretName, *p.SecretName)) //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
 	}
 	if tenant != nil {
 		out = append(out, secretReference(AuditLogCredentialsResource, tenant.SecretName))

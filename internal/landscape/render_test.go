@@ -116,7 +116,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 			off:  func(o *gardener.ConvertOptions, _ *infrav1.Runtime) { o.DNS = nil },
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				if s.Spec.DNS == nil || ptr.Deref(s.Spec.DNS.Domain, "") != "aws-full.kyma.example.com" ||
-					len(s.Spec.DNS.Providers) != 1 || ptr.Deref(s.Spec.DNS.Providers[0].Type, "") != "aws-route53" {
+					len(s.Spec.DNS.Providers) != 1 || ptr.Deref(s.Spec.DNS.Providers[0].Type, "") != "aws-route53" { //nolint:staticcheck // SA1019: the field the render sets.
 					t.Errorf("dns = %+v", s.Spec.DNS)
 				}
 				if !hasResource(s, "aws-route53-secret") || !strings.Contains(providerConfig(t, s, gardener.ExtensionDNS), `"secretName":"aws-route53-secret"`) {
@@ -307,7 +307,7 @@ func TestRenderExistingShootKeepsDNSAndWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.Shoot
-	if s.Spec.DNS == nil || ptr.Deref(s.Spec.DNS.Domain, "") != "aws-full.kyma.garden.example.com" || len(s.Spec.DNS.Providers) != 0 {
+	if s.Spec.DNS == nil || ptr.Deref(s.Spec.DNS.Domain, "") != "aws-full.kyma.garden.example.com" || len(s.Spec.DNS.Providers) != 0 { //nolint:staticcheck // SA1019: the field the render must not set here.
 		t.Errorf("dns = %+v, want the shoot's own", s.Spec.DNS)
 	}
 	if hasResource(s, "aws-route53-secret") {

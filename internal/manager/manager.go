@@ -192,7 +192,7 @@ func (o Options) Landscape() (*landscape.Landscape, error) {
 	}
 	l, err := landscape.Load(o.ConverterConfig)
 	if err != nil {
-		return nil, err //nolint:wrapcheck // The error names the file already.
+		return nil, err
 	}
 	if o.APIServerACLEnabled && l.ACLConfigMapName() == "" {
 		return nil, &landscape.Error{Path: o.ConverterConfig, Errs: field.ErrorList{field.Required(
