@@ -147,8 +147,8 @@ func TestNoAuditLogTenantFailsAtOnce(t *testing.T) {
 		rt.Spec.Shoot.Provider.Workers[0].Zones = []string{"eu-west-1a"}
 	})
 	got := waitForRuntime(t, rt, time.Minute, "Failed", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateFailed })
-	if r := got.Status.Retry; r == nil || r.Reason != gardener.ReasonAuditLogError || r.Attempt != 1 {
-		t.Errorf("retry record = %+v, want one terminal attempt with reason %s", r, gardener.ReasonAuditLogError)
+	if r := got.Status.Retry; r == nil || r.Reason != gardener.ReasonAuditLogError || r.Class != "Terminal" || r.Attempt != 0 {
+		t.Errorf("retry record = %+v, want a terminal failure with reason %s that spent no attempt", r, gardener.ReasonAuditLogError)
 	}
 	shoot := &gardencorev1beta1.Shoot{}
 	if err := garden.Get(t.Context(), client.ObjectKey{Namespace: gardensim.ProjectNamespace(project), Name: rt.Spec.Shoot.Name}, shoot); !apierrors.IsNotFound(err) {
