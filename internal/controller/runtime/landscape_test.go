@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
@@ -153,6 +155,32 @@ func TestNoAuditLogTenantFailsAtOnce(t *testing.T) {
 	shoot := &gardencorev1beta1.Shoot{}
 	if err := garden.Get(t.Context(), client.ObjectKey{Namespace: gardensim.ProjectNamespace(project), Name: rt.Spec.Shoot.Name}, shoot); !apierrors.IsNotFound(err) {
 		t.Errorf("get shoot: %v, want NotFound", err)
+	}
+}
+
+// TestEUAccessOutsideTheEUIsRefused provisions the upstream gcp example as it is: platform region
+// cf-eu11, whose runtimes get the eu-access-only restriction, in us-central1, where the cloud
+// profile does not offer it. Gardener refuses the shoot, and the runtime fails at once with
+// Gardener's message.
+func TestEUAccessOutsideTheEUIsRefused(t *testing.T) {
+	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "gcp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &infrav1.Runtime{}
+	if err := env.Client.Scheme().Convert(objs[0], rt, nil); err != nil {
+		t.Fatal(err)
+	}
+	rt.Name, rt.Spec.Shoot.Name = "eu-access-us", "eu-access-us"
+	rt.Labels[infrav1.LabelShootName], rt.Labels[infrav1.LabelRuntimeID] = rt.Name, "rid-"+rt.Name
+	withOfferedVersion(rt)
+	if err := env.Client.Create(t.Context(), rt); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteRuntime(t, rt) })
+	got := waitForRuntime(t, rt, time.Minute, "Failed", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateFailed })
+	if r := got.Status.Retry; r == nil || r.Reason != runtimectrl.ReasonShootRefused || !strings.Contains(r.Message, `spec.accessRestrictions[0]: Unsupported value: "eu-access-only"`) {
+		t.Errorf("retry record = %+v, want ShootRefused with Gardener's message", r)
 	}
 }
 

@@ -168,10 +168,21 @@ func createFixture(t *testing.T, file string) *infrav1.Runtime {
 	}
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + rt.Name
 	withOfferedVersion(rt)
+	withEUAccessInTheEU(rt)
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}
 	return rt
+}
+
+// withEUAccessInTheEU moves a runtime of the EU-access platform region cf-eu11 outside the EU
+// (the upstream gcp example pairs it with us-central1) to the platform region cf-us30: its shoot
+// gets the eu-access-only restriction, which Gardener refuses in a region that does not offer it
+// (TestEUAccessOutsideTheEUIsRefused shows that).
+func withEUAccessInTheEU(rt *infrav1.Runtime) {
+	if rt.Spec.Shoot.PlatformRegion == "cf-eu11" && !strings.HasPrefix(rt.Spec.Shoot.Region, "eu") {
+		rt.Spec.Shoot.PlatformRegion = "cf-us30"
+	}
 }
 
 func waitForRuntime(t *testing.T, rt *infrav1.Runtime, timeout time.Duration, what string, cond func(*infrav1.Runtime) bool) *infrav1.Runtime {
