@@ -38,7 +38,7 @@ func TestLoadRealistic(t *testing.T) {
 		t.Errorf("maintenance window of eastus = %+v", w)
 	}
 	if c.MaxTokenExpiration != 1440*time.Hour || !c.KubeAPIServerFeatureGates["ClusterTrustBundle"] ||
-		!c.KubeletFeatureGates["ClusterTrustBundleProjection"] || !c.AWSIMDSv2 || c.DualStackDisabled {
+		!c.KubeletFeatureGates["GracefulNodeShutdown"] || !c.AWSIMDSv2 || c.DualStackDisabled {
 		t.Errorf("API server, kubelet and provider settings = %+v", c)
 	}
 	if len(c.Tolerations["eu-de-1"]) != 1 || c.DefaultOIDC == nil || *c.DefaultOIDC.IssuerURL != "https://operators.accounts.example.com" {

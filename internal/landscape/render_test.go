@@ -196,7 +196,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				api := s.Spec.Kubernetes.KubeAPIServer
 				if !api.FeatureGates["ClusterTrustBundle"] || !api.RuntimeConfig["certificates.k8s.io/v1beta1/clustertrustbundles"] ||
-					s.Spec.Kubernetes.Kubelet == nil || !s.Spec.Kubernetes.Kubelet.FeatureGates["ClusterTrustBundleProjection"] {
+					s.Spec.Kubernetes.Kubelet == nil || !s.Spec.Kubernetes.Kubelet.FeatureGates["GracefulNodeShutdown"] {
 					t.Errorf("kubernetes = %+v", s.Spec.Kubernetes)
 				}
 			},
@@ -210,7 +210,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 		{
 			name: "tolerations of the region",
 			off: func(o *gardener.ConvertOptions, _ *infrav1.Runtime) {
-				o.Tolerations = map[string][]gardencorev1beta1.Toleration{"eu-west-1": {{Key: "dedicated"}}}
+				o.Tolerations = map[string][]gardencorev1beta1.Toleration{"us-east-1": {{Key: "dedicated"}}}
 			},
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				if len(s.Spec.Tolerations) != 1 || s.Spec.Tolerations[0].Key != "dedicated" {
@@ -278,13 +278,13 @@ func TestRenderLandscapeItems(t *testing.T) {
 // audit logging is mandatory, and leaves audit logging out when it is not.
 func TestRenderAuditLogMandatory(t *testing.T) {
 	rt := readRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
-	rt.Spec.Shoot.Region = "eu-west-1"
+	rt.Spec.Shoot.Region = "us-east-1"
 	opts := realistic(t)
 	_, err := gardener.Render(rt, nil, opts)
 	if c := retry.Classify(err); c.Class != retry.ClassTerminal || c.Reason != gardener.ReasonAuditLogError || !errors.Is(err, gardener.ErrNoAuditLogTenant) {
 		t.Errorf("error = %v (%s/%s), want terminal %s", err, c.Class, c.Reason, gardener.ReasonAuditLogError)
 	}
-	if err == nil || !strings.Contains(err.Error(), "provider aws in region eu-west-1") {
+	if err == nil || !strings.Contains(err.Error(), "provider aws in region us-east-1") {
 		t.Errorf("error %v does not name the provider and region", err)
 	}
 	opts.AuditLog.Mandatory = false

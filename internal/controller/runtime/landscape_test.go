@@ -145,8 +145,8 @@ func TestACLKeepsTheControlPlaneIn(t *testing.T) {
 // log tenant for: with audit logging mandatory it fails at once as a user error, no shoot made.
 func TestNoAuditLogTenantFailsAtOnce(t *testing.T) {
 	rt := newRuntimeWith(t, "no-tenant", func(rt *infrav1.Runtime) {
-		rt.Spec.Shoot.Region = "eu-west-1"
-		rt.Spec.Shoot.Provider.Workers[0].Zones = []string{"eu-west-1a"}
+		rt.Spec.Shoot.Region = "us-east-1"
+		rt.Spec.Shoot.Provider.Workers[0].Zones = []string{"us-east-1a"}
 	})
 	got := waitForRuntime(t, rt, time.Minute, "Failed", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateFailed })
 	if r := got.Status.Retry; r == nil || r.Reason != gardener.ReasonAuditLogError || r.Class != "Terminal" || r.Attempt != 0 {
@@ -187,14 +187,8 @@ func TestEUAccessOutsideTheEUIsRefused(t *testing.T) {
 // aclRule returns the providerConfig of the runtime's shoot's acl extension, "" without one.
 func aclRule(t *testing.T, rt *infrav1.Runtime) string {
 	t.Helper()
-	shoot := &gardencorev1beta1.Shoot{}
-	if err := garden.Get(t.Context(), client.ObjectKey{Namespace: gardensim.ProjectNamespace(project), Name: rt.Spec.Shoot.Name}, shoot); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range shoot.Spec.Extensions {
-		if e.Type == gardener.ExtensionACL && e.ProviderConfig != nil {
-			return string(e.ProviderConfig.Raw)
-		}
+	if e := shootExtension(t, rt, gardener.ExtensionACL); e != nil && e.ProviderConfig != nil {
+		return string(e.ProviderConfig.Raw)
 	}
 	return ""
 }

@@ -102,8 +102,9 @@ func TestAPIServerAccessFollowsTheSpec(t *testing.T) {
 	if err := json.Unmarshal(acl.ProviderConfig.Raw, &rule); err != nil {
 		t.Fatalf("decode acl providerConfig %s: %v", acl.ProviderConfig.Raw, err)
 	}
-	if r := rule.Rule; r.Action != "ALLOW" || r.Type != "remote_ip" || !slices.Equal(r.CIDRs, []string{"10.0.0.0/8"}) {
-		t.Errorf("shoot acl rule: got %+v, want ALLOW remote_ip [10.0.0.0/8]", r)
+	wantCIDRs := []string{"10.0.0.0/8", "198.51.100.0/29", "203.0.113.16/28", controlPlaneIP}
+	if r := rule.Rule; r.Action != "ALLOW" || r.Type != "remote_ip" || !slices.Equal(r.CIDRs, wantCIDRs) {
+		t.Errorf("shoot acl rule: got %+v, want ALLOW remote_ip %v (the runtime's, the operators' and the control plane's)", r, wantCIDRs)
 	}
 
 	rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = nil
@@ -118,8 +119,8 @@ func TestAPIServerAccessFollowsTheSpec(t *testing.T) {
 	if err := rc.Get(t.Context(), client.ObjectKeyFromObject(foreign), openIDConnect(foreign.GetName())); err != nil {
 		t.Errorf("the OpenIDConnect the controller does not manage is gone: %v", err)
 	}
-	if acl := shootExtension(t, rt, gardener.ExtensionACL); acl != nil {
-		t.Errorf("shoot acl extension after removing the ACL: got %+v, want none", acl)
+	if acl := shootExtension(t, rt, gardener.ExtensionACL); acl == nil || !ptr.Deref(acl.Disabled, false) || acl.ProviderConfig != nil {
+		t.Errorf("shoot acl extension after removing the ACL: got %+v, want it disabled", acl)
 	}
 }
 
