@@ -199,7 +199,7 @@ func TestUnreadySeedRegion(t *testing.T) {
 	t.Cleanup(func() { confirmAndDelete(t, name) })
 
 	pending := waitForOperation(t, name, gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStatePending)
-	want := "Failed to schedule Shoot: none out of the 13 seeds has the matching labels required by seed selector of 'Shoot' (selector: 'seed.gardener.cloud/region=eu-west-1')"
+	want := "Failed to schedule Shoot: none out of the 14 seeds has the matching labels required by seed selector of 'Shoot' (selector: 'seed.gardener.cloud/region=eu-west-1')"
 	if pending.Status.LastOperation.Description != want || pending.Spec.SeedName != nil {
 		t.Errorf("lastOperation %q, seed %v; want %q", pending.Status.LastOperation.Description, pending.Spec.SeedName, want)
 	}

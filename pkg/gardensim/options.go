@@ -30,6 +30,9 @@ type options struct {
 	processOutput     io.Writer
 	defaultDomain     string
 	unreadyRegions    []string
+	// unregisteredExtensions are Extension types left out of the garden's
+	// ControllerRegistrations.
+	unregisteredExtensions []string
 }
 
 func defaults() options {
@@ -122,4 +125,12 @@ func WithDefaultDomain(domain string) Option { return func(o *options) { o.defau
 // provider) unready; default none. SetRegionReady changes it at run time.
 func WithUnreadySeedRegions(regions ...string) Option {
 	return func(o *options) { o.unreadyRegions = regions }
+}
+
+// WithUnregisteredExtensions starts the garden without the
+// ControllerRegistrations of these Extension types (such as "acl"), so that
+// Gardener's ExtensionValidator refuses shoots that list them; default none.
+// SetExtensionRegistered changes it at run time.
+func WithUnregisteredExtensions(types ...string) Option {
+	return func(o *options) { o.unregisteredExtensions = types }
 }

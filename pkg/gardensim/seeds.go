@@ -58,7 +58,8 @@ func createSeeds(ctx context.Context, c client.Client, profiles []gardencorev1be
 	return nil
 }
 
-// newSeed is a seed as a gardenlet registers it.
+// newSeed is a seed as a gardenlet registers it, supporting the access
+// restrictions its region offers.
 func newSeed(providerType string, region gardencorev1beta1.Region) *gardencorev1beta1.Seed {
 	var zones []string
 	for _, z := range region.Zones {
@@ -71,9 +72,10 @@ func newSeed(providerType string, region gardencorev1beta1.Region) *gardencorev1
 			Labels: map[string]string{LabelSeedRegion: region.Name, LabelSeedProvider: providerType},
 		},
 		Spec: gardencorev1beta1.SeedSpec{
-			Provider: gardencorev1beta1.SeedProvider{Type: providerType, Region: region.Name, Zones: zones},
-			Networks: gardencorev1beta1.SeedNetworks{Nodes: ptr.To("10.242.0.0/16"), Pods: "10.243.128.0/17", Services: "10.243.0.0/17"},
-			Settings: &gardencorev1beta1.SeedSettings{Scheduling: &gardencorev1beta1.SeedSettingScheduling{Visible: true}},
+			Provider:           gardencorev1beta1.SeedProvider{Type: providerType, Region: region.Name, Zones: zones},
+			AccessRestrictions: region.AccessRestrictions,
+			Networks:           gardencorev1beta1.SeedNetworks{Nodes: ptr.To("10.242.0.0/16"), Pods: "10.243.128.0/17", Services: "10.243.0.0/17"},
+			Settings:           &gardencorev1beta1.SeedSettings{Scheduling: &gardencorev1beta1.SeedSettingScheduling{Visible: true}},
 		},
 		Status: gardencorev1beta1.SeedStatus{
 			Gardener:          &gardencorev1beta1.Gardener{ID: "gardensim", Name: "gardensim", Version: "v1.140.1"},

@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/runtime-ops/infrastructure-manager/config/gardensim/cloudprofiles"
+	"github.com/runtime-ops/infrastructure-manager/config/gardensim/controllerregistrations"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admin"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
@@ -52,8 +53,8 @@ type Simulator struct {
 }
 
 // Start boots a simulator and returns once it serves: the garden API server
-// with its projects, the lifecycle controller, the front proxy and the admin
-// API. ctx bounds the start only; the simulator runs until Stop. On error
+// with its projects, CloudProfiles, ControllerRegistrations and Seeds, the
+// lifecycle controller, the front proxy and the admin API. ctx bounds the start only; the simulator runs until Stop. On error
 // everything already started is stopped again.
 func Start(ctx context.Context, opts ...Option) (*Simulator, error) {
 	o := defaults()
@@ -104,6 +105,13 @@ func (s *Simulator) start(ctx context.Context) error {
 		return err
 	}
 	if err := createCloudProfiles(ctx, c, profiles); err != nil {
+		return err
+	}
+	registrations, err := controllerregistrations.Read()
+	if err != nil {
+		return err
+	}
+	if err := createControllerRegistrations(ctx, c, registrations, s.opts.unregisteredExtensions); err != nil {
 		return err
 	}
 	unready := append(slices.Clone(s.opts.unreadyRegions), s.opts.scenario.UnreadySeedRegions...)
@@ -195,7 +203,7 @@ func (s *Simulator) startAdmin() error {
 	if err != nil {
 		return fmt.Errorf("listen for admin API on %s: %w", s.opts.adminListen, err)
 	}
-	s.admin = &http.Server{Handler: admin.Handler(s, s), ReadHeaderTimeout: 10 * time.Second}
+	s.admin = &http.Server{Handler: admin.Handler(s, s, s), ReadHeaderTimeout: 10 * time.Second}
 	s.adminURL = "http://" + ln.Addr().String()
 	go func() {
 		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

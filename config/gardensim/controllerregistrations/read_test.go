@@ -27,6 +27,7 @@ func TestReadRegistersProvidersAndExtensions(t *testing.T) {
 		{"Worker", []string{"aws", "azure", "gcp", "openstack", "alicloud"}},
 		{"Network", []string{"calico"}},
 		{"OperatingSystemConfig", []string{"gardenlinux"}},
+		{"ContainerRuntime", []string{"gvisor"}},
 		{"DNSRecord", []string{"aws-route53", "azure-dns", "google-clouddns", "openstack-designate", "alicloud-dns"}},
 		{"Extension", []string{"shoot-networking-filter", "shoot-oidc-service", "shoot-dns-service", "shoot-cert-service", "shoot-auditlog-service", "acl", "registry-cache", "shoot-nvidia-openshell"}},
 	}

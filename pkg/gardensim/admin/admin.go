@@ -41,7 +41,8 @@ type SeedState struct {
 	Ready bool `json:"ready"`
 }
 
-// ErrNotFound is wrapped by Seeds for a region without seeds.
+// ErrNotFound is wrapped by Seeds for a region without seeds and by
+// Extensions for an extension type the simulator ships no registration for.
 var ErrNotFound = errors.New("not found")
 
 // Seeds is the seed control of a running simulator.
@@ -52,13 +53,29 @@ type Seeds interface {
 	SetRegionReady(ctx context.Context, region string, ready bool) error
 }
 
+// Extensions is the extension registration control of a running
+// simulator.
+type Extensions interface {
+	// ExtensionTypes reports the Extension types the garden registers.
+	ExtensionTypes(ctx context.Context) ([]string, error)
+	// SetExtensionRegistered registers an Extension type the simulator
+	// ships or removes its registration.
+	SetExtensionRegistered(ctx context.Context, extensionType string, registered bool) error
+}
+
+// registration is the body of PUT /extensions/{type}.
+type registration struct {
+	// Registered is whether the garden registers the type.
+	Registered bool `json:"registered"`
+}
+
 // readiness is the body of PUT /seeds/regions/{region}.
 type readiness struct {
 	// Ready is whether the region's seeds are ready.
 	Ready bool `json:"ready"`
 }
 
-// Handler serves the admin API for t and seeds:
+// Handler serves the admin API for t, seeds and extensions:
 //
 //	GET    /rules               fault rules and their hit counts
 //	PUT    /rules               replace the fault rules (JSON or YAML list)
@@ -70,11 +87,14 @@ type readiness struct {
 //	PUT    /scenarios/{name}    apply a shipped scenario
 //	GET    /seeds               the seeds, their regions and readiness
 //	PUT    /seeds/regions/{r}   {"ready": false} makes region r's seeds unready, true ready again
+//	GET    /extensions          the Extension types the garden registers
+//	PUT    /extensions/{type}   {"registered": false} removes the type's registration, true restores it
 //	GET    /healthz             ok
 //
 // Invalid rules are refused with 422 and leave the current rules in place.
-func Handler(t Target, seeds Seeds) http.Handler {
+func Handler(t Target, seeds Seeds, extensions Extensions) http.Handler {
 	mux := http.NewServeMux()
+	handleExtensions(mux, extensions)
 	mux.HandleFunc("GET /seeds", func(w http.ResponseWriter, r *http.Request) {
 		all, err := seeds.Seeds(r.Context())
 		if err != nil {
@@ -137,6 +157,35 @@ func Handler(t Target, seeds Seeds) http.Handler {
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	return mux
+}
+
+// handleExtensions serves /extensions.
+func handleExtensions(mux *http.ServeMux, extensions Extensions) {
+	mux.HandleFunc("GET /extensions", func(w http.ResponseWriter, r *http.Request) {
+		types, err := extensions.ExtensionTypes(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		reply(w, types)
+	})
+	mux.HandleFunc("PUT /extensions/{type}", func(w http.ResponseWriter, r *http.Request) {
+		var body registration
+		if !decode(w, r, &body) {
+			return
+		}
+		err := extensions.SetExtensionRegistered(r.Context(), r.PathValue("type"), body.Registered)
+		if errors.Is(err, ErrNotFound) {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		if apply(w, err) {
+			types, err := extensions.ExtensionTypes(r.Context())
+			if apply(w, err) {
+				reply(w, types)
+			}
+		}
+	})
 }
 
 func listScenarios(w http.ResponseWriter, _ *http.Request) {

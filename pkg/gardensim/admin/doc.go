@@ -2,7 +2,8 @@
 // meant for a separate loopback port, through which tests, demos and the
 // local environment read and replace the fault rules (/rules), the
 // lifecycle rules (/lifecycle-rules), load a shipped scenario
-// (/scenarios/{name}) or make the seeds of a region unready and ready again
-// (/seeds/regions/{region}) while the simulator runs, for example to start
-// and end an outage.
+// (/scenarios/{name}), make the seeds of a region unready and ready again
+// (/seeds/regions/{region}) or take an extension type's registration away
+// and back (/extensions/{type}) while the simulator runs, for example to
+// start and end an outage.
 package admin

@@ -85,6 +85,11 @@ func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot,
 	if err != nil {
 		return nil, err
 	}
+	// The mutating webhooks.
+	dnsService, err := mutateDNSService(shoot)
+	if err != nil {
+		return nil, err
+	}
 	// The registry strategy's PrepareForCreate/PrepareForUpdate.
 	prepare(shoot, old)
 
@@ -92,7 +97,7 @@ func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot,
 	if err != nil {
 		return nil, err
 	}
-	c.defaultDomain = req.DefaultDomain
+	c.defaultDomain, c.dnsService = req.DefaultDomain, dnsService
 	if errs := c.validate(); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(shootKind, shoot.Name, errs)
 	}
@@ -118,6 +123,9 @@ type check struct {
 	profile *gardencorev1beta1.CloudProfile
 	// defaultDomain is the garden's default DNS domain; empty if none.
 	defaultDomain string
+	// dnsService is the shoot-dns-service configuration its mutator
+	// leaves; nil if it leaves the shoot's.
+	dnsService *dnsServiceView
 	// shoot and old are the internal versions, defaulted as the API
 	// server defaults them; old is an empty shoot on Create.
 	shoot, old *gardencore.Shoot

@@ -27,6 +27,7 @@ type admissionCase struct {
 	old      func(*gardencorev1beta1.Shoot)             // changes the stored shoot; nil admits a Create
 	change   func(*gardencorev1beta1.Shoot)             // changes the new shoot
 	env      func(*admissiontest.Env)                   // changes the environment
+	domain   string                                     // the garden's default DNS domain; none if empty
 	want     *refusal                                   // expected refusal; nil admits
 	check    func(*testing.T, *gardencorev1beta1.Shoot) // checks the admitted shoot, if set
 }
@@ -43,7 +44,7 @@ func runCases(t *testing.T, cases []admissionCase) {
 			if provider == "" {
 				provider = "aws"
 			}
-			req := admission.Request{Operation: admission.Create, New: admissiontest.ValidShoot(provider, "c-1", ns), User: "kim"}
+			req := admission.Request{Operation: admission.Create, New: admissiontest.ValidShoot(provider, "c-1", ns), User: "kim", DefaultDomain: tc.domain}
 			if tc.old != nil {
 				req.Operation = admission.Update
 				req.Old = admissiontest.ValidShoot(provider, "c-1", ns)

@@ -8,9 +8,6 @@ import (
 
 	gardencore "github.com/gardener/gardener/pkg/apis/core"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -38,100 +35,39 @@ func init() {
 	authenticationDecoder = serializer.NewCodecFactory(scheme).UniversalDecoder()
 }
 
-// authenticationWebhook is Gardener's authentication-configuration webhook
-// for shoots: the referenced ConfigMap must hold, under config.yaml, an
-// AuthenticationConfiguration that passes kube-apiserver's own validation.
-// It answers 422 without a reason.
-func (c *check) authenticationWebhook(ctx context.Context) error {
-	if c.shoot.DeletionTimestamp != nil {
-		return nil
-	}
-	name := authenticationConfigMapName(c.shoot.Spec.Kubernetes.KubeAPIServer)
-	if name == "" {
-		return nil
-	}
-	if c.op == Update {
-		if apiequality.Semantic.DeepEqual(c.old.Spec, c.shoot.Spec) {
-			return nil
+// authentication is Gardener's authentication-configuration webhook for
+// shoots: the referenced ConfigMap must hold, under config.yaml, an
+// AuthenticationConfiguration that passes kube-apiserver's own validation
+// and names none of the shoots' service account issuers. An update that
+// keeps the ConfigMap, the Kubernetes version and the issuers is not
+// checked again.
+var authentication = configWebhook{
+	name:          AuthenticationWebhook,
+	purpose:       "authentication configuration",
+	key:           AuthenticationConfigKey,
+	configMapName: authenticationConfigMapName,
+	skipOnUpdate: func(shoot, old *gardencore.Shoot) bool {
+		return sets.New(issuers(shoot)...).Equal(sets.New(issuers(old)...))
+	},
+	admit: func(raw string, shoots []*gardencore.Shoot) (int32, error) {
+		var disallowed []string
+		for _, s := range shoots {
+			disallowed = append(disallowed, issuers(s)...)
 		}
-		if authenticationConfigMapName(c.old.Spec.Kubernetes.KubeAPIServer) == name &&
-			c.old.Spec.Kubernetes.Version == c.shoot.Spec.Kubernetes.Version &&
-			sets.New(issuers(c.shoot)...).Equal(sets.New(issuers(c.old)...)) {
-			return nil
-		}
-	}
-	cm, err := c.env.ConfigMap(ctx, c.shoot.Namespace, name)
-	key := c.shoot.Namespace + "/" + name
-	switch {
-	case apierrors.IsNotFound(err):
-		return deniedErrored(AuthenticationWebhook, http.StatusUnprocessableEntity,
-			fmt.Errorf("referenced authentication configuration ConfigMap %s does not exist: %w", key, err))
-	case err != nil:
-		return deniedErrored(AuthenticationWebhook, http.StatusInternalServerError,
-			fmt.Errorf("could not retrieve authentication configuration ConfigMap %s: %w", key, err))
-	}
-	raw, err := authenticationConfig(cm)
-	if err != nil {
-		return deniedErrored(AuthenticationWebhook, http.StatusUnprocessableEntity,
-			fmt.Errorf("error getting authentication configuration from ConfigMap %s: %w", key, err))
-	}
-	if code, err := admitAuthenticationConfig(raw, issuers(c.shoot)); err != nil {
-		return deniedErrored(AuthenticationWebhook, code, err)
-	}
-	return nil
+		return admitAuthenticationConfig(raw, disallowed)
+	},
 }
 
-// AdmitAuthenticationConfigMap is the same webhook for an update of a
-// ConfigMap: if shoots reference it, its new configuration must be valid.
-// old is the stored ConfigMap; shoots are those of its namespace.
-func AdmitAuthenticationConfigMap(old, cm *corev1.ConfigMap, shoots []*gardencore.Shoot) error {
-	var referencing []*gardencore.Shoot
-	for _, s := range shoots {
-		if authenticationConfigMapName(s.Spec.Kubernetes.KubeAPIServer) == cm.Name {
-			referencing = append(referencing, s)
-		}
-	}
-	if len(referencing) == 0 {
-		return nil
-	}
-	raw, err := authenticationConfig(cm)
-	if err != nil {
-		return deniedErrored(AuthenticationWebhook, http.StatusUnprocessableEntity,
-			fmt.Errorf("error getting authentication configuration from ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err))
-	}
-	if old != nil {
-		if previous, ok := old.Data[AuthenticationConfigKey]; ok && previous == raw {
-			return nil
-		}
-	}
-	var disallowed []string
-	for _, s := range referencing {
-		disallowed = append(disallowed, issuers(s)...)
-	}
-	if code, err := admitAuthenticationConfig(raw, disallowed); err != nil {
-		return deniedErrored(AuthenticationWebhook, code, err)
-	}
-	return nil
+// authenticationWebhook runs the authentication-configuration webhook.
+func (c *check) authenticationWebhook(ctx context.Context) error {
+	return authentication.admitShoot(ctx, c)
 }
 
 // InternalShoot converts a shoot to Gardener's internal version, defaulted
-// as the API server stores it, for AdmitAuthenticationConfigMap.
+// as the API server stores it, for AdmitConfigMap.
 func InternalShoot(s *gardencorev1beta1.Shoot) (*gardencore.Shoot, error) {
 	_, out, err := internal(s)
 	return out, err
-}
-
-// authenticationConfig reads config.yaml of the ConfigMap.
-func authenticationConfig(cm *corev1.ConfigMap) (string, error) {
-	raw, ok := cm.Data[AuthenticationConfigKey]
-	if !ok {
-		// Gardener's message names purpose and key the other way round.
-		return "", fmt.Errorf("missing authentication configuration key in %s ConfigMap data", AuthenticationConfigKey)
-	}
-	if raw == "" {
-		return "", fmt.Errorf("authentication configuration in %s key is empty", AuthenticationConfigKey)
-	}
-	return raw, nil
 }
 
 // admitAuthenticationConfig decodes and validates a configuration with

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 
@@ -128,14 +129,38 @@ func validateAWSShoot(c *check) error {
 		zones = append(zones, z.Name)
 	}
 	for i, w := range c.shoot.Spec.Provider.Workers {
+		config := &apisaws.WorkerConfig{}
 		if w.ProviderConfig != nil {
-			if err := decodeErrorText(strictDecoder, w.ProviderConfig, &apisaws.WorkerConfig{}); err != nil {
+			if err := decodeErrorText(strictDecoder, w.ProviderConfig, config); err != nil {
 				return field.Invalid(workersPath.Index(i).Child("providerConfig"), string(w.ProviderConfig.Raw), "isn't a supported version")
 			}
 		}
 		errs = append(errs, validateWorkerZones(w, zones, workersPath.Index(i), volumeSizeAndType)...)
+		if w.ProviderConfig != nil {
+			errs = append(errs, validateAWSInstanceMetadata(config.InstanceMetadataOptions, workersPath.Index(i).Child("providerConfig", "instanceMetadataOptions"))...)
+		}
 	}
 	return aggregate(errs)
+}
+
+// validateAWSInstanceMetadata mirrors validateInstanceMetadata of the
+// extension's WorkerConfig validation: a hop limit between 1 and 64, and
+// session tokens required or optional.
+func validateAWSInstanceMetadata(md *apisaws.InstanceMetadataOptions, path *field.Path) field.ErrorList {
+	if md == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if limit := md.HTTPPutResponseHopLimit; limit != nil && (*limit < 1 || *limit > 64) {
+		errs = append(errs, field.Invalid(path.Child("httpPutResponseHopLimit"), *limit, "only values between 1 and 64 are allowed"))
+	}
+	if tokens := md.HTTPTokens; tokens != nil {
+		valid := []apisaws.HTTPTokensValue{apisaws.HTTPTokensRequired, apisaws.HTTPTokensOptional}
+		if !slices.Contains(valid, *tokens) {
+			errs = append(errs, field.Invalid(path.Child("httpTokens"), *tokens, fmt.Sprintf("only the following values are allowed: %v", valid)))
+		}
+	}
+	return errs
 }
 
 // validateAWSInfra mirrors ValidateInfrastructureConfig: zone networks

@@ -316,11 +316,13 @@ func supportsArch(v gardencorev1beta1.MachineImageVersion, arch string) bool {
 
 // prepare is the registry strategy's PrepareForCreate and PrepareForUpdate:
 // only the binding subresource sets spec.seedName, and the two ways of
-// naming the cloud profile are kept in sync.
+// naming the cloud profile and a DNS provider's credentials are kept in
+// sync.
 func prepare(shoot, old *gardencorev1beta1.Shoot) {
 	if old != nil {
 		shoot.Spec.SeedName = old.Spec.SeedName
 	}
+	syncDNSProviderCredentials(shoot)
 	syncCloudProfileFields(old, shoot)
 }
 

@@ -24,7 +24,7 @@ const maxProjectAndShootName = 21
 // shootValidator is the ShootValidator plugin: the shoot against its
 // CloudProfile. Name length problems are 422 Invalid, everything else one
 // 403 listing every problem.
-func (c *check) shootValidator(context.Context) error {
+func (c *check) shootValidator(ctx context.Context) error {
 	if c.profile == nil {
 		return nil
 	}
@@ -38,9 +38,14 @@ func (c *check) shootValidator(context.Context) error {
 				fmt.Sprintf("the length of the shoot name and the project name must not exceed %d characters (project: %s; shoot: %s)", maxProjectAndShootName, project, c.shoot.Name))})
 		}
 	}
+	seed, err := c.seed(ctx)
+	if err != nil {
+		return err
+	}
 	var errs field.ErrorList
 	errs = append(errs, c.validateKubernetesVersion()...)
 	errs = append(errs, c.validateRegion()...)
+	errs = append(errs, c.validateAccessRestrictions(seed)...)
 	errs = append(errs, c.validateWorkers()...)
 	if len(errs) > 0 {
 		return forbiddenList(c.shoot.Name, errs)
@@ -89,6 +94,71 @@ func (c *check) validateRegion() field.ErrorList {
 		}
 	}
 	return field.ErrorList{field.NotSupported(field.NewPath("spec", "region"), region, valid)}
+}
+
+// seed is the seed the shoot is bound to; nil if none. A missing seed is
+// the plugin's internal error.
+func (c *check) seed(ctx context.Context) (*gardencorev1beta1.Seed, error) {
+	if c.shoot.Spec.SeedName == nil {
+		return nil, nil
+	}
+	seed, err := c.env.Seed(ctx, *c.shoot.Spec.SeedName)
+	if apierrors.IsNotFound(err) {
+		err = apierrors.NewNotFound(gardencorev1beta1.Resource("seed"), *c.shoot.Spec.SeedName)
+	}
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("could not find referenced seed %q: %+v", *c.shoot.Spec.SeedName, err.Error()))
+	}
+	return seed, nil
+}
+
+// validateAccessRestrictions: changed access restrictions must be offered by
+// the shoot's region in the profile and, once the shoot has a seed, be
+// supported by the seed.
+func (c *check) validateAccessRestrictions(seed *gardencorev1beta1.Seed) field.ErrorList {
+	names, oldNames := accessRestrictionNames(c.shoot.Spec.AccessRestrictions), accessRestrictionNames(c.old.Spec.AccessRestrictions)
+	if names.Equal(oldNames) {
+		return nil
+	}
+	i := slices.IndexFunc(c.profile.Spec.Regions, func(r gardencorev1beta1.Region) bool { return r.Name == c.shoot.Spec.Region })
+	if i < 0 {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "region"), c.shoot.Spec.Region, "region not present in CloudProfile")}
+	}
+	offered := sets.New[string]()
+	for _, r := range c.profile.Spec.Regions[i].AccessRestrictions {
+		offered.Insert(r.Name)
+	}
+	var errs field.ErrorList
+	path := field.NewPath("spec", "accessRestrictions")
+	for j, r := range c.shoot.Spec.AccessRestrictions {
+		if !offered.Has(r.Name) {
+			// Gardener lists the offered names in random order; the
+			// simulator sorts them.
+			errs = append(errs, field.NotSupported(path.Index(j), r.Name, sets.List(offered)))
+		}
+	}
+	if seed == nil {
+		return errs
+	}
+	supported := sets.New[string]()
+	for _, r := range seed.Spec.AccessRestrictions {
+		supported.Insert(r.Name)
+	}
+	for j, r := range c.shoot.Spec.AccessRestrictions {
+		if !supported.Has(r.Name) {
+			errs = append(errs, field.Forbidden(path.Index(j), fmt.Sprintf("access restriction %q is not supported by the seed", r.Name)))
+		}
+	}
+	return errs
+}
+
+// accessRestrictionNames are the names of the restrictions.
+func accessRestrictionNames(restrictions []gardencore.AccessRestrictionWithOptions) sets.Set[string] {
+	names := sets.New[string]()
+	for _, r := range restrictions {
+		names.Insert(r.Name)
+	}
+	return names
 }
 
 // validateWorkers mirrors validateProvider of the plugin.

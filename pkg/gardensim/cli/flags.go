@@ -36,6 +36,7 @@ type settings struct {
 	processOutput     bool
 	defaultDomain     string
 	unreadyRegions    string
+	unregistered      string
 }
 
 // optionalDuration is a duration flag that knows whether it was set.
@@ -79,6 +80,7 @@ func newFlagSet(s *settings, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&s.token, "token", "", "bearer token the Gardener API accepts (default: random)")
 	fs.StringVar(&s.defaultDomain, "default-domain", gardensim.DefaultDomain, "the garden's default DNS domain: scheduled shoots get spec.dns.domain <shoot>.<project>.<domain>")
 	fs.StringVar(&s.unreadyRegions, "unready-seed-regions", "", "comma-separated regions whose seeds start unready (no shoot is scheduled there)")
+	fs.StringVar(&s.unregistered, "unregistered-extensions", "", "comma-separated extension types (e.g. acl) the garden does not register, so that shoots listing them are refused")
 	fs.IntVar(&s.verbosity, "v", 0, "log verbosity")
 	fs.BoolVar(&s.processOutput, "process-output", false, "copy the output of every kube-apiserver and etcd to stderr")
 	fs.Usage = func() { usage(fs, out) }
@@ -130,6 +132,7 @@ func (s settings) options(sc scenario.Scenario) []gardensim.Option {
 		gardensim.WithProjects(splitList(s.projects)...),
 		gardensim.WithDefaultDomain(s.defaultDomain),
 		gardensim.WithUnreadySeedRegions(splitList(s.unreadyRegions)...),
+		gardensim.WithUnregisteredExtensions(splitList(s.unregistered)...),
 		gardensim.WithShootMode(shootcluster.Mode(s.shootMode)),
 		gardensim.WithOperationDuration(s.operationDuration),
 		gardensim.WithErrorRetryDelay(s.errorRetryDelay),

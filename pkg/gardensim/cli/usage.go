@@ -18,17 +18,24 @@ operations, and real kube-apiservers as shoot clusters. Runs until SIGINT or
 SIGTERM, then stops every process it started.
 
 Admission: every create, update, patch or server-side apply of a shoot is
-admitted as gardener-apiserver and the provider extensions admit it, with their
-HTTP code, reason and message: API validation (422 Invalid: oidcConfig on
-Kubernetes >= 1.32, version downgrades, immutable fields, ...), the
-ShootMutator/ShootValidator/ResourceReferenceManager plugins against the
-CloudProfiles aws, az, gcp, converged-cloud-kyma and alicloud (403 Forbidden:
-region, machine type, image, volume type, Kubernetes version, missing
-structured authentication ConfigMap; defaults for partial versions), the
-authentication-configuration.gardener.cloud webhook (422: the ConfigMap's
-config.yaml must pass kube-apiserver's validation) and the webhooks
+admitted as gardener-apiserver and the extensions admit it, with their HTTP
+code, reason and message: API validation (422 Invalid: oidcConfig on
+Kubernetes >= 1.32, version downgrades, immutable fields, DNS, extensions,
+resources, feature gates, service account token bounds, maintenance window,
+tolerations, ...), the ShootDNS plugin (422), the ResourceReferenceManager
+(403: missing Secrets and ConfigMaps of spec.resources, DNS credentials and
+structured authentication), the ExtensionValidator against the garden's
+ControllerRegistrations (403: unregistered extension types), the
+ShootMutator/ShootValidator plugins against the CloudProfiles aws, az, gcp,
+converged-cloud-kyma and alicloud (403 Forbidden: region, access
+restrictions, machine type, image, volume type, Kubernetes version; defaults
+for partial versions), the audit-policies.gardener.cloud and
+authentication-configuration.gardener.cloud webhooks (422: the referenced
+ConfigMap must exist and pass kube-apiserver's validation), the webhooks
 validation.<provider>.provider.extensions.gardener.cloud (403: the
-infrastructureConfig and its zone networks). Admission cannot be turned off.
+infrastructureConfig and its zone networks) and those of the acl and
+shoot-dns-service extensions (403: their providerConfig). Admission cannot be
+turned off.
 
 Flags:
 `
@@ -39,6 +46,7 @@ Admin API (on --admin-listen), JSON or YAML bodies:
   GET|PUT|DELETE /lifecycle-rules   lifecycle rules of shoot operations
   GET /scenarios, PUT /scenarios/{name}   list or apply a shipped scenario
   GET /seeds, PUT /seeds/regions/{region} {"ready":false}   seeds and region readiness
+  GET /extensions, PUT /extensions/{type} {"registered":false}   registered extension types
   e.g. curl -X PUT --data '[{"fault":{"type":"Status","code":503}}]' http://127.0.0.1:8686/rules
 `
 

@@ -40,6 +40,33 @@ func (e clientEnv) CloudProfile(ctx context.Context, name string) (*gardencorev1
 	return p, nil
 }
 
+// Seed implements admission.Env.
+func (e clientEnv) Seed(ctx context.Context, name string) (*gardencorev1beta1.Seed, error) {
+	s := &gardencorev1beta1.Seed{}
+	if err := e.c.Get(ctx, client.ObjectKey{Name: name}, s); err != nil {
+		return nil, err //nolint:wrapcheck // Gardener's messages quote the API error as it is.
+	}
+	return s, nil
+}
+
+// ControllerRegistrations implements admission.Env.
+func (e clientEnv) ControllerRegistrations(ctx context.Context) ([]gardencorev1beta1.ControllerRegistration, error) {
+	list := &gardencorev1beta1.ControllerRegistrationList{}
+	if err := e.c.List(ctx, list); err != nil {
+		return nil, err //nolint:wrapcheck // Gardener's messages quote the API error as it is.
+	}
+	return list.Items, nil
+}
+
+// Secret implements admission.Env.
+func (e clientEnv) Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	s := &corev1.Secret{}
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
+		return nil, err //nolint:wrapcheck // Gardener's messages quote the API error as it is.
+	}
+	return s, nil
+}
+
 // ConfigMap implements admission.Env.
 func (e clientEnv) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{}
@@ -120,9 +147,9 @@ func (p *Proxy) admitShoot(w http.ResponseWriter, r *http.Request, req fault.Req
 	_, _ = w.Write(out)
 }
 
-// admitConfigMap admits an update or patch of a ConfigMap with the
-// authentication-configuration webhook: a ConfigMap that shoots reference
-// must keep a valid configuration.
+// admitConfigMap admits an update or patch of a ConfigMap with Gardener's
+// ConfigMap webhooks (audit policies, authentication configurations): a
+// ConfigMap that shoots reference must keep a valid configuration.
 func (p *Proxy) admitConfigMap(w http.ResponseWriter, r *http.Request, req fault.Request) {
 	body, dry, ok := p.dryRun(w, r)
 	if !ok {
@@ -153,7 +180,7 @@ func (p *Proxy) admitConfigMap(w http.ResponseWriter, r *http.Request, req fault
 		}
 		shoots = append(shoots, s)
 	}
-	if err := admission.AdmitAuthenticationConfigMap(old, cm, shoots); err != nil {
+	if err := admission.AdmitConfigMap(old, cm, shoots); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -3,6 +3,7 @@ package admissiontest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/runtime-ops/infrastructure-manager/config/gardensim/cloudprofiles"
+	"github.com/runtime-ops/infrastructure-manager/config/gardensim/controllerregistrations"
 )
 
 // Providers are the provider types ValidShoot knows.
@@ -121,32 +123,79 @@ func ValidShoot(provider, name, namespace string) *gardencorev1beta1.Shoot {
 type Env struct {
 	// Profiles are the CloudProfiles by name.
 	Profiles map[string]*gardencorev1beta1.CloudProfile
+	// Seeds are the Seeds by name.
+	Seeds map[string]*gardencorev1beta1.Seed
+	// Registrations are the ControllerRegistrations.
+	Registrations []gardencorev1beta1.ControllerRegistration
 	// ConfigMaps are the ConfigMaps by namespace/name.
 	ConfigMaps map[string]*corev1.ConfigMap
+	// Secrets are the Secrets by namespace/name.
+	Secrets map[string]*corev1.Secret
 	// Time is what Now returns.
 	Time time.Time
 }
 
-// NewEnv returns an Env with the simulator's CloudProfiles, no ConfigMaps
-// and the time 2026-01-01. It panics if the embedded profiles do not parse.
+// NewEnv returns an Env with the simulator's CloudProfiles and
+// ControllerRegistrations, one Seed <provider>-<region> per region of the
+// profiles (supporting the region's access restrictions, as the
+// simulator's), no ConfigMaps or Secrets, and the time 2026-01-01. It panics
+// if the embedded manifests do not parse.
 func NewEnv() *Env {
 	profiles, err := cloudprofiles.Read()
 	if err != nil {
 		panic(err)
 	}
+	registrations, err := controllerregistrations.Read()
+	if err != nil {
+		panic(err)
+	}
 	e := &Env{
-		Profiles:   map[string]*gardencorev1beta1.CloudProfile{},
-		ConfigMaps: map[string]*corev1.ConfigMap{},
-		Time:       time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Profiles:      map[string]*gardencorev1beta1.CloudProfile{},
+		Seeds:         map[string]*gardencorev1beta1.Seed{},
+		Registrations: registrations,
+		ConfigMaps:    map[string]*corev1.ConfigMap{},
+		Secrets:       map[string]*corev1.Secret{},
+		Time:          time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 	}
 	for i := range profiles {
-		e.Profiles[profiles[i].Name] = &profiles[i]
+		p := &profiles[i]
+		e.Profiles[p.Name] = p
+		for _, r := range p.Spec.Regions {
+			seed := &gardencorev1beta1.Seed{ObjectMeta: metav1.ObjectMeta{Name: p.Spec.Type + "-" + r.Name}}
+			seed.Spec.Provider = gardencorev1beta1.SeedProvider{Type: p.Spec.Type, Region: r.Name}
+			seed.Spec.AccessRestrictions = r.AccessRestrictions
+			e.Seeds[seed.Name] = seed
+		}
 	}
 	return e
 }
 
 // AddConfigMap stores cm.
 func (e *Env) AddConfigMap(cm *corev1.ConfigMap) { e.ConfigMaps[cm.Namespace+"/"+cm.Name] = cm }
+
+// AddSecret stores an empty Secret namespace/name.
+func (e *Env) AddSecret(namespace, name string) {
+	e.Secrets[namespace+"/"+name] = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+}
+
+// AddLandscapeObjects stores LandscapeObjects of namespace.
+func (e *Env) AddLandscapeObjects(namespace string) {
+	secrets, policy := LandscapeObjects(namespace)
+	for _, s := range secrets {
+		e.Secrets[namespace+"/"+s.Name] = s
+	}
+	e.AddConfigMap(policy)
+}
+
+// Unregister drops every ControllerRegistration resource of kind Extension
+// and the given type, as if the garden did not know the extension.
+func (e *Env) Unregister(extensionType string) {
+	for i := range e.Registrations {
+		e.Registrations[i].Spec.Resources = slices.DeleteFunc(e.Registrations[i].Spec.Resources, func(r gardencorev1beta1.ControllerResource) bool {
+			return r.Kind == "Extension" && r.Type == extensionType
+		})
+	}
+}
 
 // CloudProfile implements admission.Env.
 func (e *Env) CloudProfile(_ context.Context, name string) (*gardencorev1beta1.CloudProfile, error) {
@@ -156,12 +205,37 @@ func (e *Env) CloudProfile(_ context.Context, name string) (*gardencorev1beta1.C
 	return nil, apierrors.NewNotFound(gardencorev1beta1.Resource("cloudprofiles"), name)
 }
 
+// Seed implements admission.Env.
+func (e *Env) Seed(_ context.Context, name string) (*gardencorev1beta1.Seed, error) {
+	if s, ok := e.Seeds[name]; ok {
+		return s.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(gardencorev1beta1.Resource("seeds"), name)
+}
+
+// ControllerRegistrations implements admission.Env.
+func (e *Env) ControllerRegistrations(context.Context) ([]gardencorev1beta1.ControllerRegistration, error) {
+	out := make([]gardencorev1beta1.ControllerRegistration, len(e.Registrations))
+	for i := range e.Registrations {
+		e.Registrations[i].DeepCopyInto(&out[i])
+	}
+	return out, nil
+}
+
 // ConfigMap implements admission.Env.
 func (e *Env) ConfigMap(_ context.Context, namespace, name string) (*corev1.ConfigMap, error) {
 	if cm, ok := e.ConfigMaps[namespace+"/"+name]; ok {
 		return cm.DeepCopy(), nil
 	}
 	return nil, apierrors.NewNotFound(corev1.Resource("configmaps"), name)
+}
+
+// Secret implements admission.Env.
+func (e *Env) Secret(_ context.Context, namespace, name string) (*corev1.Secret, error) {
+	if s, ok := e.Secrets[namespace+"/"+name]; ok {
+		return s.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(corev1.Resource("secrets"), name)
 }
 
 // Now implements admission.Env.

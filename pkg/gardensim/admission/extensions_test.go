@@ -1,0 +1,139 @@
+package admission_test
+
+import (
+	"testing"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admission/admissiontest"
+)
+
+// withExtension lists one more extension.
+func withExtension(typ, config string, disabled bool) func(*gardencorev1beta1.Shoot) {
+	return func(s *gardencorev1beta1.Shoot) {
+		s.Spec.Extensions = append(s.Spec.Extensions, extension(typ, config, disabled))
+	}
+}
+
+// containerRuntime gives the pool containerd with the runtime.
+func containerRuntime(typ string) func(*gardencorev1beta1.Shoot) {
+	return func(s *gardencorev1beta1.Shoot) {
+		s.Spec.Provider.Workers[0].CRI = &gardencorev1beta1.CRI{Name: gardencorev1beta1.CRINameContainerD, ContainerRuntimes: []gardencorev1beta1.ContainerRuntime{{Type: typ}}}
+	}
+}
+
+// unregister takes the extension type's registration away.
+func unregister(typ string) func(*admissiontest.Env) {
+	return func(e *admissiontest.Env) { e.Unregister(typ) }
+}
+
+// TestExtensionValidator covers Gardener's ExtensionValidator plugin: every
+// extension type must be registered by a ControllerRegistration.
+func TestExtensionValidator(t *testing.T) {
+	runCases(t, []admissionCase{
+		{
+			name: "an unknown extension type", change: withExtension("shoot-foo", "", false),
+			want: forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered extension type: spec.extensions[0].type (\"shoot-foo\")\n\n"),
+		},
+		{
+			name: "an unregistered type, even disabled", change: withExtension("acl", "", true), env: unregister("acl"),
+			want: forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered extension type: spec.extensions[0].type (\"acl\")\n\n"),
+		},
+		{
+			name:   "every unregistered type is listed",
+			change: on(withExtension("acl", "", false), withExtension("shoot-foo", "", false)), env: unregister("acl"),
+			want: forbidden(forbiddenShoot + "2 errors occurred:\n\t* given Shoot uses non-registered extension type: spec.extensions[0].type (\"acl\")\n\t" +
+				"* given Shoot uses non-registered extension type: spec.extensions[1].type (\"shoot-foo\")\n\n"),
+		},
+		{
+			name:   "an unregistered networking type",
+			change: func(s *gardencorev1beta1.Shoot) { s.Spec.Networking.Type = ptr.To("flannel") },
+			want:   forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered networking type: spec.networking.type (\"flannel\")\n\n"),
+		},
+		{
+			name:   "the DNSRecord type of the primary DNS provider",
+			change: on(landscape, func(s *gardencorev1beta1.Shoot) { s.Spec.DNS.Providers[0].Type = ptr.To("infoblox-dns") }), //nolint:staticcheck // SA1019: the deprecated provider type under test.
+			env:    landscapeObjects,
+			want:   forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered extension type: spec.dns.providers[0].type (\"infoblox-dns\")\n\n"),
+		},
+		{name: "every type Infrastructure Manager writes is registered", change: landscape, env: landscapeObjects},
+		{name: "a gVisor pool", change: containerRuntime("gvisor")},
+		{
+			name: "an unregistered container runtime", change: containerRuntime("kata"),
+			want: forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered container runtime type: spec.provider.workers[0].cri.containerRuntimes[0].type (\"kata\")\n\n"),
+		},
+	})
+}
+
+// TestACLWebhook covers the acl extension's validation of its
+// providerConfig.
+func TestACLWebhook(t *testing.T) {
+	acl := func(config string) func(*gardencorev1beta1.Shoot) { return withExtension("acl", config, false) }
+	many := `{"rule":{"action":"ALLOW","type":"remote_ip","cidrs":[` + `"10.0.0.0/8"` + repeat(`,"10.0.0.0/8"`, 50) + `]}}`
+	runCases(t, []admissionCase{
+		{name: "a valid rule", change: acl(aclConfig)},
+		{name: "no providerConfig", change: acl("")},
+		{name: "a lower-case action and type", change: acl(`{"rule":{"action":"deny","type":"source_ip","cidrs":["1.2.3.4/32"]}}`)},
+		{
+			name: "an unknown action", change: acl(`{"rule":{"action":"PERMIT","type":"remote_ip","cidrs":["10.0.0.0/8"]}}`),
+			want: forbidden(aclDenied + "action must either be 'ALLOW' or 'DENY'"),
+		},
+		{
+			name: "an unknown type", change: acl(`{"rule":{"action":"ALLOW","type":"client_ip","cidrs":["10.0.0.0/8"]}}`),
+			want: forbidden(aclDenied + "type must either be 'direct_remote_ip', 'remote_ip' or 'source_ip'"),
+		},
+		{
+			name: "no CIDRs", change: acl(`{"rule":{"action":"ALLOW","type":"remote_ip","cidrs":[]}}`),
+			want: forbidden(aclDenied + "CIDRs must not be empty"),
+		},
+		{
+			name: "an invalid CIDR", change: acl(`{"rule":{"action":"ALLOW","type":"remote_ip","cidrs":["10.0.0.0/33"]}}`),
+			want: forbidden(aclDenied + "invalid CIDR address: 10.0.0.0/33"),
+		},
+		{
+			name: "too many CIDRs", change: acl(many),
+			want: forbidden(aclDenied + "spec.extensions[0].providerConfig.rule.cidrs: Too many: 51: must have at most 50 items"),
+		},
+		{
+			name: "an undecodable providerConfig", change: acl(`{"rule":{"action":1}}`),
+			want: forbidden(aclDenied + "error decoding ACL extension spec: json: cannot unmarshal number into Go struct field ACLRule.rule.action of type string"),
+		},
+		{name: "a disabled acl is not validated", change: withExtension("acl", `{"rule":{"action":"PERMIT"}}`, true)},
+	})
+}
+
+// TestDNSServiceWebhooks covers the shoot-dns-service extension's mutator
+// and validator of its providerConfig.
+func TestDNSServiceWebhooks(t *testing.T) {
+	dns := func(config string) func(*gardencorev1beta1.Shoot) {
+		return func(s *gardencorev1beta1.Shoot) {
+			s.Spec.Extensions[2].ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
+		}
+	}
+	const providers = `{"apiVersion":"service.dns.extensions.gardener.cloud/v1alpha1","kind":"DNSConfig","providers":[{"secretName":"%s","type":"%s"}],"syncProvidersFromShootSpecDNS":false}`
+	runCases(t, []admissionCase{
+		{name: "providers synced from spec.dns", change: landscape, env: landscapeObjects},
+		{name: "a provider with a secret of spec.resources", change: on(landscape, dns(sprintf(providers, dnsSecret, "aws-route53"))), env: landscapeObjects},
+		{
+			name: "a provider whose secret is no named resource", change: on(landscape, dns(sprintf(providers, "other", "aws-route53"))), env: landscapeObjects,
+			want: forbidden(dnsDenied + `spec.extensions.[@.type='shoot-dns-service'].providerConfig[0].secretName: Invalid value: "other": secret name is not defined as named resource references at 'spec.resources'`),
+		},
+		{
+			name: "an unsupported provider type", change: on(landscape, dns(sprintf(providers, dnsSecret, "route66"))), env: landscapeObjects,
+			want: forbidden(dnsDenied + `spec.extensions.[@.type='shoot-dns-service'].providerConfig[0].type: Invalid value: "route66": unsupported provider type. Valid types are: ` +
+				`alicloud-dns, aws-route53, azure-dns, azure-private-dns, cloudflare-dns, google-clouddns, infoblox-dns, netlify-dns, openstack-designate, powerdns, remote, rfc2136`),
+		},
+		{
+			name: "an undecodable providerConfig refused by the mutator", change: on(landscape, dns(`{"apiVersion":"service.dns.extensions.gardener.cloud/v1alpha1","kind":"DNSConfig","providers":"all"}`)), env: landscapeObjects,
+			want: forbidden(dnsMutDenied + "failed to decode shoot-dns-service provider config: json: cannot unmarshal string into Go struct field DNSConfig.providers of type []v1alpha1.DNSProvider"),
+		},
+		{
+			name:   "an undecodable providerConfig refused by the validator",
+			change: withExtension("shoot-dns-service", `{"apiVersion":"service.dns.extensions.gardener.cloud/v1alpha1","kind":"DNSConfig","providers":"all"}`, false),
+			want:   forbidden(dnsDenied + "failed to decode shoot-dns-service provider config: json: cannot unmarshal string into Go struct field DNSConfig.providers of type []v1alpha1.DNSProvider"),
+		},
+		{name: "the cert service has no admission webhook", change: withExtension("shoot-cert-service", `{"not":"a CertConfig"}`, false)},
+	})
+}
