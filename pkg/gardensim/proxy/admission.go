@@ -91,22 +91,13 @@ func (p *Proxy) admitShoot(w http.ResponseWriter, r *http.Request, req fault.Req
 	if !ok {
 		return
 	}
-	shoot := &gardencorev1beta1.Shoot{}
-	if err := json.Unmarshal(dry, shoot); err != nil {
-		writeError(w, fmt.Errorf("decode dry-run shoot: %w", err))
+	shoot, old, ok := p.consistentShoots(w, r, req, body, dry)
+	if !ok {
 		return
 	}
 	areq := admission.Request{Operation: admission.Create, New: shoot, User: p.user, DefaultDomain: p.defaultDomain}
-	if req.Verb != "create" {
-		old := &gardencorev1beta1.Shoot{}
-		err := p.garden.Get(r.Context(), client.ObjectKey{Namespace: req.Namespace, Name: shoot.Name}, old)
-		switch {
-		case err == nil:
-			areq.Operation, areq.Old = admission.Update, old
-		case !apierrors.IsNotFound(err):
-			writeError(w, err)
-			return
-		}
+	if old != nil {
+		areq.Operation, areq.Old = admission.Update, old
 	}
 	mutated, err := admission.Admit(r.Context(), p.env, areq)
 	if err != nil {
@@ -145,6 +136,43 @@ func (p *Proxy) admitShoot(w http.ResponseWriter, r *http.Request, req fault.Req
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(rec.code)
 	_, _ = w.Write(out)
+}
+
+// consistentRetries bounds how often admitShoot dry-runs a write again because the shoot changed
+// in between.
+const consistentRetries = 5
+
+// consistentShoots returns the shoot as the write would store it and the stored shoot it is
+// decided against (nil for a create or a patch that creates). The two must be the same version:
+// the API server decides an update against the very object it updates, while the proxy reads
+// the stored shoot after the dry run, and the simulator's own controllers may write in between.
+// So when the versions differ the write is dry-run again, as the API server retries an update
+// that raced. If the reply has been sent, ok is false.
+func (p *Proxy) consistentShoots(w http.ResponseWriter, r *http.Request, req fault.Request, body, dry []byte) (shoot, old *gardencorev1beta1.Shoot, ok bool) {
+	for attempt := 1; ; attempt++ {
+		shoot = &gardencorev1beta1.Shoot{}
+		if err := json.Unmarshal(dry, shoot); err != nil {
+			writeError(w, fmt.Errorf("decode dry-run shoot: %w", err))
+			return nil, nil, false
+		}
+		if req.Verb == "create" {
+			return shoot, nil, true
+		}
+		old = &gardencorev1beta1.Shoot{}
+		err := p.garden.Get(r.Context(), client.ObjectKey{Namespace: req.Namespace, Name: shoot.Name}, old)
+		switch {
+		case apierrors.IsNotFound(err):
+			return shoot, nil, true
+		case err != nil:
+			writeError(w, err)
+			return nil, nil, false
+		case old.ResourceVersion == shoot.ResourceVersion || attempt == consistentRetries:
+			return shoot, old, true
+		}
+		if _, dry, ok = p.dryRun(w, withBody(r, body)); !ok {
+			return nil, nil, false
+		}
+	}
 }
 
 // admitConfigMap admits an update or patch of a ConfigMap with Gardener's
