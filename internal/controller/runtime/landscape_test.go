@@ -184,6 +184,78 @@ func TestEUAccessOutsideTheEUIsRefused(t *testing.T) {
 	}
 }
 
+// TestLandscapeRefusalsReachTheRuntime takes away what the landscape's shoots need in the
+// garden, one at a time: the registration of an extension they list, and the DNS provider's
+// Secret. Gardener refuses the shoot, the runtime fails at once as a user error with Gardener's
+// message, and once the garden is fixed a manual retry provisions it.
+func TestLandscapeRefusalsReachTheRuntime(t *testing.T) {
+	dnsSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: gardensim.ProjectNamespace(project), Name: "aws-route53-secret"}}
+	tests := []struct {
+		name          string
+		breakIt, mend func(ctx context.Context) error
+		want          string // a fragment of Gardener's message
+	}{
+		{
+			name: "unregistered extension",
+			breakIt: func(ctx context.Context) error {
+				return sim.SetExtensionRegistered(ctx, gardener.ExtensionAuditLog, false)
+			},
+			mend: func(ctx context.Context) error {
+				return sim.SetExtensionRegistered(ctx, gardener.ExtensionAuditLog, true)
+			},
+			want: "given Shoot uses non-registered extension type",
+		},
+		{
+			name: "DNS provider without its secret",
+			breakIt: func(ctx context.Context) error {
+				if err := garden.Get(ctx, client.ObjectKeyFromObject(dnsSecret), dnsSecret); err != nil {
+					return err
+				}
+				return garden.Delete(ctx, dnsSecret)
+			},
+			mend: func(ctx context.Context) error {
+				dnsSecret.ResourceVersion, dnsSecret.UID, dnsSecret.CreationTimestamp = "", "", metav1.Time{}
+				return garden.Create(ctx, dnsSecret)
+			},
+			want: `failed to resolve resource reference "aws-route53-secret"`,
+		},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.breakIt(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			mended := false
+			t.Cleanup(func() {
+				if !mended {
+					if err := tt.mend(context.Background()); err != nil {
+						t.Errorf("mend the garden: %v", err)
+					}
+				}
+			})
+			rt := newRuntime(t, fmt.Sprintf("refused-%d", i))
+			rt = waitForRuntime(t, rt, time.Minute, "Failed", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateFailed })
+			if r := rt.Status.Retry; r == nil || r.Reason != runtimectrl.ReasonShootRefused || !strings.Contains(r.Message, tt.want) {
+				t.Errorf("retry record = %+v, want %s with %q", r, runtimectrl.ReasonShootRefused, tt.want)
+			}
+			if err := tt.mend(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			mended = true
+			if rt.Annotations == nil {
+				rt.Annotations = map[string]string{}
+			}
+			rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "garden-mended"
+			if err := env.Client.Update(t.Context(), rt); err != nil {
+				t.Fatal(err)
+			}
+			waitForRuntime(t, rt, 2*time.Minute, "Ready after the garden is mended", func(rt *infrav1.Runtime) bool {
+				return rt.Status.State == infrav1.StateReady
+			})
+		})
+	}
+}
+
 // aclRule returns the providerConfig of the runtime's shoot's acl extension, "" without one.
 func aclRule(t *testing.T, rt *infrav1.Runtime) string {
 	t.Helper()
