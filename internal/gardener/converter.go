@@ -122,6 +122,9 @@ type ConvertOptions struct {
 	// DefaultOIDC is the operators' OIDC provider, used as the main provider of a Runtime that
 	// names none. When it is nil too, such a shoot gets no structured authentication.
 	DefaultOIDC *infrav1.OIDCConfig
+	// DefaultAdditionalOIDC is the landscape's shared identity tenant, the one additional
+	// provider of a Runtime that leaves additionalOidcConfig unset.
+	DefaultAdditionalOIDC *infrav1.OIDCConfig
 
 	// The landscape's configuration; the zero values are a landscape without any.
 

@@ -26,6 +26,15 @@ func OpenIDConnectName(i int) string {
 	return fmt.Sprintf("kyma-oidc-%d", i)
 }
 
+// AdditionalOIDC returns the additional OIDC providers of rt: its own, or, when it leaves them
+// unset, the landscape's shared default; nil when there is neither.
+func AdditionalOIDC(rt *infrav1.Runtime, sharedDefault *infrav1.OIDCConfig) *[]infrav1.OIDCConfig {
+	if extra := rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig; extra != nil || sharedDefault == nil {
+		return extra
+	}
+	return &[]infrav1.OIDCConfig{*sharedDefault.DeepCopy()}
+}
+
 // OpenIDConnects returns the OpenIDConnect resources, ready for a server-side apply, that
 // register rt's additional OIDC providers (spec.shoot.kubernetes.kubeAPIServer.
 // additionalOidcConfig) in the runtime cluster; none when it has none. Fields the Runtime leaves
@@ -33,8 +42,10 @@ func OpenIDConnectName(i int) string {
 // OpenIDConnect carries it as bytes, which JSON holds in base64.
 //
 // The main provider (oidcConfig) is not among them: it is part of the Shoot's kube-apiserver.
-func OpenIDConnects(rt *infrav1.Runtime) []*unstructured.Unstructured {
-	extra := rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig
+// A Runtime that leaves additionalOidcConfig unset (nil, not empty) gets the landscape's shared
+// identity tenant, sharedDefault, as its one additional provider, as upstream does.
+func OpenIDConnects(rt *infrav1.Runtime, sharedDefault *infrav1.OIDCConfig) []*unstructured.Unstructured {
+	extra := AdditionalOIDC(rt, sharedDefault)
 	if extra == nil {
 		return nil
 	}

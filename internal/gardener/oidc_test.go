@@ -14,7 +14,7 @@ func TestOpenIDConnectsFromFixture(t *testing.T) {
 	t.Parallel()
 	rt := readFixture(t, "aws.yaml")
 
-	got := OpenIDConnects(rt)
+	got := OpenIDConnects(rt, nil)
 
 	if len(got) != 1 {
 		t.Fatalf("got %d OpenIDConnects, want 1 for the fixture's one additional provider", len(got))
@@ -45,7 +45,7 @@ func TestOpenIDConnectsMapsEveryField(t *testing.T) {
 		second,
 	}
 
-	got := OpenIDConnects(rt)
+	got := OpenIDConnects(rt, nil)
 
 	if len(got) != 2 {
 		t.Fatalf("got %d OpenIDConnects, want 2", len(got))
@@ -76,7 +76,7 @@ func TestOpenIDConnectsWithoutAdditionalProviders(t *testing.T) {
 		rt := &infrav1.Runtime{}
 		rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig = fullOIDC()
 		rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = extra
-		if got := OpenIDConnects(rt); len(got) != 0 {
+		if got := OpenIDConnects(rt, nil); len(got) != 0 {
 			t.Errorf("%s additionalOidcConfig: got %d OpenIDConnects, want none (the main provider belongs to the Shoot)", name, len(got))
 		}
 	}
@@ -86,7 +86,7 @@ func TestOpenIDConnectsShareNoMemoryWithTheRuntime(t *testing.T) {
 	t.Parallel()
 	rt := &infrav1.Runtime{}
 	rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = &[]infrav1.OIDCConfig{fullOIDC()}
-	spec := OpenIDConnects(rt)[0].Object["spec"].(map[string]any)
+	spec := OpenIDConnects(rt, nil)[0].Object["spec"].(map[string]any)
 
 	spec["requiredClaims"].(map[string]any)["aud"] = "changed"
 	spec["supportedSigningAlgs"].([]any)[0] = "changed"

@@ -298,6 +298,7 @@ func (l *Landscape) ConvertOptions(o Options) gardener.ConvertOptions {
 		DefaultMachineImage:        c.MachineImage.DefaultName,
 		DefaultMachineImageVersion: c.MachineImage.DefaultVersion,
 		DefaultOIDC:                c.Kubernetes.DefaultOperatorOidc.runtimeOIDC(),
+		DefaultAdditionalOIDC:      l.sharedTenant().runtimeOIDC(),
 		KubernetesAutoUpdate:       c.Kubernetes.EnableKubernetesVersionAutoUpdate,
 		MachineImageAutoUpdate:     c.Kubernetes.EnableMachineImageVersionAutoUpdate,
 		MaintenanceWindows:         l.MaintenanceWindows,
@@ -321,6 +322,15 @@ func (l *Landscape) ConvertOptions(o Options) gardener.ConvertOptions {
 		out.DNS = &gardener.DNS{SecretName: c.DNS.SecretName, DomainPrefix: c.DNS.DomainPrefix, ProviderType: c.DNS.ProviderType}
 	}
 	return out
+}
+
+// sharedTenant is the shared identity tenant: under cluster, or under converter.kubernetes in
+// older files.
+func (l *Landscape) sharedTenant() *OIDCProvider {
+	if t := l.Config.Cluster.DefaultSharedIASTenant; t != nil {
+		return t
+	}
+	return l.Config.Converter.Kubernetes.DefaultSharedIASTenant
 }
 
 // ACLConfigMapName is the ConfigMap with the ACL addresses; empty when the file names none.

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 )
 
@@ -124,5 +126,27 @@ func TestParseACL(t *testing.T) {
 	}
 	if ACLFingerprint(cm(`[]`, `"a"`)) == ACLFingerprint(cm(`[]`, `"b"`)) || ACLFingerprint(nil) != "" {
 		t.Error("fingerprints do not tell the addresses apart")
+	}
+}
+
+// TestSharedTenantIsTheDefaultAdditionalProvider gives a Runtime without additional providers
+// the landscape's shared identity tenant, and one with an empty list none.
+func TestSharedTenantIsTheDefaultAdditionalProvider(t *testing.T) {
+	l, err := Load(filepath.Join(dir, "converter_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := l.ConvertOptions(Options{}).DefaultAdditionalOIDC
+	if shared == nil || *shared.IssuerURL != "https://kyma.accounts.example.com" || *shared.ClientID != "shared-ias-client" {
+		t.Fatalf("shared tenant = %+v", shared)
+	}
+	rt := readRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
+	rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = nil
+	if got := gardener.OpenIDConnects(rt, shared); len(got) != 1 || got[0].GetName() != "kyma-oidc-0" {
+		t.Errorf("OpenIDConnects = %v, want kyma-oidc-0 from the shared tenant", got)
+	}
+	rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = &[]infrav1.OIDCConfig{}
+	if got := gardener.OpenIDConnects(rt, shared); len(got) != 0 {
+		t.Errorf("OpenIDConnects = %v, want none for an empty list", got)
 	}
 }

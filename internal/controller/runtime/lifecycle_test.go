@@ -257,7 +257,7 @@ func toJSON(t *testing.T, v any) any {
 func assertOpenIDConnects(t *testing.T, c client.Client, rt *infrav1.Runtime) {
 	t.Helper()
 	var want []infrav1.OIDCConfig
-	if extra := rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig; extra != nil {
+	if extra := gardener.AdditionalOIDC(rt, convertOptions(t, nil).DefaultAdditionalOIDC); extra != nil {
 		want = *extra
 	}
 	if have := managedOpenIDConnects(t, c); len(have) != len(want) {

@@ -19,6 +19,23 @@ const ControllerName = "runtime"
 // Finalizer keeps a Runtime until its shoot is gone.
 const Finalizer = "infrastructuremanager.kyma-project.io/runtime"
 
+// UpstreamFinalizer is the finalizer upstream Kyma Infrastructure Manager puts on its Runtimes.
+// The controller honours it as its own: it replaces it by Finalizer when it adopts a Runtime,
+// and removes it with Finalizer at the end of a deletion.
+const UpstreamFinalizer = "runtime-controller.infrastructure-manager.kyma-project.io/deletion-hook"
+
+// Labels upstream puts on the objects it creates in a runtime cluster; the controller manages
+// objects carrying them as its own.
+const (
+	// LabelUpstreamManagedBy marks upstream's OpenIDConnects (value infrastructure-manager).
+	LabelUpstreamManagedBy = "operator.kyma-project.io/managed-by"
+	// LabelUpstreamReconcilerManagedBy marks upstream's administrator bindings (value
+	// infrastructure-manager, with app=kyma).
+	LabelUpstreamReconcilerManagedBy = "reconciler.kyma-project.io/managed-by"
+	// upstreamManager is the value of both labels.
+	upstreamManager = "infrastructure-manager"
+)
+
 // FieldOwner is the field manager of everything the controller applies.
 const FieldOwner = "infrastructure-manager"
 

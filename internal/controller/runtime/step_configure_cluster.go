@@ -38,11 +38,30 @@ func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Ou
 	return fsm.Done()
 }
 
+// upstreamAdminLabels are the labels of the administrator bindings upstream creates.
+var upstreamAdminLabels = client.MatchingLabels{"app": "kyma", LabelUpstreamReconcilerManagedBy: upstreamManager}
+
 // reconcileAdministrators makes the managed cluster-admin bindings match the administrators.
+// Bindings upstream created for an administrator are managed too: one that still grants a
+// listed administrator cluster-admin stands for that administrator, any other one is removed.
 func reconcileAdministrators(ctx context.Context, c client.Client, admins []string) error {
 	want := map[string]string{}
 	for _, a := range admins {
 		want[adminBindingName(a)] = a
+	}
+	upstream := &rbacv1.ClusterRoleBindingList{}
+	if err := c.List(ctx, upstream, upstreamAdminLabels); err != nil {
+		return fmt.Errorf("list upstream's administrator bindings: %w", err)
+	}
+	for i := range upstream.Items {
+		b := &upstream.Items[i]
+		if admin := upstreamAdmin(b); admin != "" && want[adminBindingName(admin)] == admin {
+			delete(want, adminBindingName(admin))
+			continue
+		}
+		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
+			return fmt.Errorf("delete upstream's administrator binding %s: %w", b.Name, err)
+		}
 	}
 	have := &rbacv1.ClusterRoleBindingList{}
 	if err := c.List(ctx, have, client.MatchingLabels{LabelManagedBy: FieldOwner}); err != nil {
@@ -70,6 +89,15 @@ func reconcileAdministrators(ctx context.Context, c client.Client, admins []stri
 		}
 	}
 	return nil
+}
+
+// upstreamAdmin returns the user an upstream binding makes cluster-admin; "" when it grants
+// anything else or to anyone else than one user.
+func upstreamAdmin(b *rbacv1.ClusterRoleBinding) string {
+	if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.Name != "cluster-admin" || len(b.Subjects) != 1 || b.Subjects[0].Kind != rbacv1.UserKind {
+		return ""
+	}
+	return b.Subjects[0].Name
 }
 
 // adminBindingName derives a stable, valid name from an administrator's user name.

@@ -19,7 +19,8 @@ import (
 const ReasonOIDCServiceUnavailable = "OIDCServiceUnavailable"
 
 // configureOIDC registers the Runtime's additional OIDC providers with the runtime cluster's API
-// server, as OpenIDConnect resources of the shoot-oidc-service extension that the shoot enables.
+// server, as OpenIDConnect resources of the shoot-oidc-service extension that the shoot enables;
+// a Runtime that leaves them unset gets the landscape's shared identity tenant.
 // It applies one resource per provider and deletes the ones it applied before that the spec no
 // longer lists; OpenIDConnects anyone else created are left alone.
 func (s steps) configureOIDC(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
@@ -27,17 +28,31 @@ func (s steps) configureOIDC(ctx context.Context, rt *infrav1.Runtime) fsm.Outco
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	if err := reconcileOpenIDConnects(ctx, c, gardener.OpenIDConnects(rt)); err != nil {
+	if err := reconcileOpenIDConnects(ctx, c, gardener.OpenIDConnects(rt, s.Convert.DefaultAdditionalOIDC)); err != nil {
 		return fsm.Fail(err)
 	}
 	return fsm.Next(StepConfigureCluster)
 }
 
-// reconcileOpenIDConnects makes the managed OpenIDConnects match want.
+// listOpenIDConnects lists the runtime cluster's OpenIDConnects with the given labels.
+func listOpenIDConnects(ctx context.Context, c client.Client, labels client.MatchingLabels) ([]unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind(gardener.OpenIDConnectGVK.Kind + "List"))
+	if err := c.List(ctx, list, labels); err != nil {
+		return nil, err //nolint:wrapcheck // The caller tells a missing API from other errors.
+	}
+	return list.Items, nil
+}
+
+// reconcileOpenIDConnects makes the managed OpenIDConnects match want. The ones upstream
+// created (label operator.kyma-project.io/managed-by=infrastructure-manager) are managed too.
 func reconcileOpenIDConnects(ctx context.Context, c client.Client, want []*unstructured.Unstructured) error {
-	have := &unstructured.UnstructuredList{}
-	have.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind(gardener.OpenIDConnectGVK.Kind + "List"))
-	err := c.List(ctx, have, client.MatchingLabels{LabelManagedBy: FieldOwner})
+	have, err := listOpenIDConnects(ctx, c, client.MatchingLabels{LabelManagedBy: FieldOwner})
+	if err == nil {
+		var upstream []unstructured.Unstructured
+		upstream, err = listOpenIDConnects(ctx, c, client.MatchingLabels{LabelUpstreamManagedBy: upstreamManager})
+		have = append(have, upstream...)
+	}
 	switch {
 	case meta.IsNoMatchError(err) && len(want) == 0:
 		// Without the extension's API there is nothing this manager could have created.
@@ -59,8 +74,8 @@ func reconcileOpenIDConnects(ctx context.Context, c client.Client, want []*unstr
 		}
 		keep[o.GetName()] = true
 	}
-	for i := range have.Items {
-		o := &have.Items[i]
+	for i := range have {
+		o := &have[i]
 		if keep[o.GetName()] {
 			continue
 		}

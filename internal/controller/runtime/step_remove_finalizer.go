@@ -11,9 +11,11 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
-// removeFinalizer lets the Runtime go, once nothing it created is left.
+// removeFinalizer lets the Runtime go, once nothing it created is left; upstream's finalizer,
+// on a Runtime deleted before it was adopted, goes with it.
 func (s steps) removeFinalizer(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
-	if controllerutil.RemoveFinalizer(rt, Finalizer) {
+	upstream := controllerutil.RemoveFinalizer(rt, UpstreamFinalizer)
+	if controllerutil.RemoveFinalizer(rt, Finalizer) || upstream {
 		if err := client.IgnoreNotFound(s.Client.Update(ctx, rt)); err != nil {
 			return fsm.Fail(fmt.Errorf("remove finalizer: %w", err))
 		}
