@@ -14,10 +14,14 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 )
 
+// upstreamGardenKubeconfig is where upstream's Deployment mounts the Gardener kubeconfig.
+const upstreamGardenKubeconfig = "/gardener/kubeconfig/kubeconfig"
+
 func main() {
 	opts := manager.DefaultOptions()
 	opts.BindFlags(flag.CommandLine)
-	gardenKubeconfig := flag.String("gardener-kubeconfig", "", "kubeconfig of the Gardener project (required)")
+	gardenKubeconfig := flag.String("gardener-kubeconfig", upstreamGardenKubeconfig, "kubeconfig of the Gardener project")
+	flag.StringVar(gardenKubeconfig, "gardener-kubeconfig-path", upstreamGardenKubeconfig, "upstream's name of --gardener-kubeconfig")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -30,7 +34,7 @@ func main() {
 
 func run(gardenKubeconfig string, opts manager.Options) error {
 	if gardenKubeconfig == "" {
-		return errors.New("--gardener-kubeconfig is required")
+		return errors.New("--gardener-kubeconfig (or upstream's --gardener-kubeconfig-path) is required")
 	}
 	garden, err := clientcmd.BuildConfigFromFlags("", gardenKubeconfig)
 	if err != nil {

@@ -87,8 +87,20 @@ type Options struct {
 	APIServerACLEnabled bool
 	// Namespace is the manager's own namespace, where the ACL ConfigMap lives.
 	Namespace string
+	// GardenerClusterWorkers is the number of concurrent reconciles of the GardenerCluster
+	// controller; zero means Workers.
+	GardenerClusterWorkers int
+	// GardenRequestTimeout bounds each Gardener request but watches; zero means none.
+	GardenRequestTimeout time.Duration
+	// GardenerClusterReconcileTimeout bounds one reconcile of a GardenerCluster.
+	GardenerClusterReconcileTimeout time.Duration
+	// StatusRequeueDelay is how soon the next step runs after a step moved on.
+	StatusRequeueDelay time.Duration
 	// SkipNameValidation allows several managers in one process (tests, the local environment).
 	SkipNameValidation bool
+	// unsupported holds upstream's feature flags for features this manager lacks; New refuses
+	// to start with one on.
+	unsupported map[string]*bool
 }
 
 // DefaultOptions returns the production defaults.
@@ -164,6 +176,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.AuditLogMandatory, "audit-log-mandatory", o.AuditLogMandatory, "refuse shoots in regions without an audit log tenant (with a converter configuration)")
 	fs.BoolVar(&o.APIServerACLEnabled, "api-server-acl-enabled", o.APIServerACLEnabled, "restrict the API servers of runtimes that ask for it; the rule includes the addresses of the converter configuration's ACL ConfigMap")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "the manager's namespace, which holds the ACL ConfigMap (default: $POD_NAMESPACE, else kcp-system)")
+	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-workers", o.GardenerClusterWorkers, "concurrent reconciles of the GardenerCluster controller; 0 means --workers")
+	fs.DurationVar(&o.GardenRequestTimeout, "gardener-request-timeout", o.GardenRequestTimeout, "timeout of each Gardener request (watches excepted); 0 means none")
+	fs.DurationVar(&o.GardenerClusterReconcileTimeout, "gardener-ctrl-reconcilation-timeout", o.GardenerClusterReconcileTimeout, "timeout of one reconcile of a GardenerCluster; 0 means controller-runtime's default")
+	fs.DurationVar(&o.StatusRequeueDelay, "status-requeue-delay", o.StatusRequeueDelay, "how soon the next step runs after a step moved on; 0 means at once")
+	bindUpstreamFlags(fs, o)
 }
 
 // bindOIDCFlags registers the default operator OIDC provider's flags.
@@ -244,6 +261,9 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := o.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("retry policy: %w", err)
 	}
+	if err := o.unsupportedFeatures(); err != nil {
+		return nil, err
+	}
 	l, err := o.Landscape()
 	if err != nil {
 		return nil, err
@@ -282,7 +302,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	convert := o.ConvertOptions(l)
 	ns := convert.Namespace
-	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval)}
+	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay)}
 	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
 		Client:              mgr.GetClient(),
 		Garden:              gardenCluster.GetClient(),
@@ -298,10 +318,15 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	gcWorkers := o.GardenerClusterWorkers
+	if gcWorkers == 0 {
+		gcWorkers = o.Workers
+	}
 	err = gardenercluster.Setup(mgr, gardenercluster.Config{
 		Client: mgr.GetClient(), Garden: gardenCluster.GetClient(), GardenNamespace: ns,
 		Lifetime: o.KubeconfigLifetime, RotateAfter: o.RotateAfter, Policy: o.Policy,
-	}, o.Workers, engineOpts...)
+		ReconcileTimeout: o.GardenerClusterReconcileTimeout,
+	}, gcWorkers, engineOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -319,6 +344,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 // prober, which the manager runs.
 func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (cluster.Cluster, manager.Runnable, error) {
 	cfg := rest.CopyConfig(garden)
+	gardener.WithRequestTimeout(cfg, o.GardenRequestTimeout)
 	gardener.Instrument(cfg)
 	breaker := gardener.NewBreaker(o.CircuitThreshold, o.CircuitCooldown, nil, nil)
 	breaker.Wrap(cfg)

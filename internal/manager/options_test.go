@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -114,5 +115,46 @@ func TestConvertOptionsFromLandscape(t *testing.T) {
 	c := o.ConvertOptions(l)
 	if c.DefaultKubernetesVersion != "1.33.4" || c.DNS == nil || c.AuditLog == nil || !c.AuditLog.Mandatory {
 		t.Errorf("convert options = %+v, want the landscape's", c)
+	}
+}
+
+// TestUpstreamArguments parses the arguments upstream's manager is deployed with: each sets the
+// option of the same meaning, and a feature this manager lacks stops it when switched on.
+func TestUpstreamArguments(t *testing.T) {
+	o := DefaultOptions()
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.BindFlags(fs)
+	args := []string{
+		"--leader-elect", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
+		"--gardener-project-name=kyma-dev", "--gardener-request-timeout=3s",
+		"--gardener-ratelimiter-qps=5", "--gardener-ratelimiter-burst=5",
+		"--runtime-ctrl-workers-cnt=25", "--gardener-cluster-ctrl-workers-cnt=10",
+		"--kubeconfig-expiration-time=24h", "--minimal-rotation-time=0.6",
+		"--gardener-ctrl-reconcilation-timeout=60s", "--status-requeue-delay=1s",
+		"--converter-config-filepath=" + filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json"),
+		"--audit-log-mandatory=true", "--api-server-acl-enabled=false",
+		"--registry-cache-config-controller-enabled=false", "--runtime-bootstrapper-enabled=false",
+		"--runtime-bootstrapper-manifests-config-map-name=runtime-bootstrapper-manifests",
+		"--runtime-bootstrapper-skr-namespace=kyma-system",
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("upstream's arguments: %v", err)
+	}
+	if !o.LeaderElection || o.GardenProject != "kyma-dev" || o.GardenRequestTimeout != 3*time.Second || o.GardenQPS != 5 ||
+		o.GardenBurst != 5 || o.Workers != 25 || o.GardenerClusterWorkers != 10 || o.KubeconfigLifetime != 24*time.Hour ||
+		o.RotateAfter != 0.6 || o.GardenerClusterReconcileTimeout != time.Minute || o.StatusRequeueDelay != time.Second ||
+		!o.AuditLogMandatory || o.APIServerACLEnabled || o.ConverterConfig == "" {
+		t.Errorf("options = %+v", o)
+	}
+	if err := o.unsupportedFeatures(); err != nil {
+		t.Errorf("features off: %v", err)
+	}
+	if err := fs.Parse([]string{"--runtime-bootstrapper-enabled"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
+	if err == nil || !strings.Contains(err.Error(), "--runtime-bootstrapper-enabled (the runtime bootstrapper)") {
+		t.Errorf("error = %v, want one naming the unsupported feature", err)
 	}
 }

@@ -42,8 +42,9 @@ const (
 	EventRecovered      = "Recovered"
 )
 
-// advance is how soon the next step runs after a step moved on.
-const advance = time.Millisecond
+// defaultAdvance is how soon the next step runs after a step moved on, unless WithAdvanceDelay
+// says otherwise.
+const defaultAdvance = time.Millisecond
 
 // Engine runs objects through a Machine. It is safe for concurrent use by the workers of a
 // controller; it keeps no per-object state but the metric series it set.
@@ -222,7 +223,7 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 	if !ok {
 		// A status written by another version of the machine: start over from what it knows.
 		e.restart(st, e.m.Start, e.activeState(obj), now)
-		return decision{after: advance}
+		return decision{after: e.cfg.advance}
 	}
 	if r := st.Retry; r != nil && r.Step == s.Name && r.NextRetryAt != nil {
 		// The run the engine scheduled after a counted failure, or a probe of a Failed object.
@@ -276,7 +277,7 @@ func (e *Engine[T]) apply(obj T, st *infrav1.EngineStatus, s Step[T], out Outcom
 		}
 		e.succeed(obj, st, s, now)
 		e.enter(st, out.next, now)
-		return decision{after: advance}
+		return decision{after: e.cfg.advance}
 	case kindDone:
 		return e.done(obj, st, s, out, now)
 	case kindWait:

@@ -41,6 +41,7 @@ type config struct {
 	maxMessage    int
 	onForget      func(types.NamespacedName)
 	inputs        func(client.Object) string
+	advance       time.Duration
 }
 
 func defaultConfig() config {
@@ -53,6 +54,7 @@ func defaultConfig() config {
 		conflictLimit: 5,
 		conflictDelay: time.Second,
 		maxMessage:    512,
+		advance:       defaultAdvance,
 	}
 }
 
@@ -83,6 +85,16 @@ func WithObjectMetrics(f func(client.Object) ObjectLabels) Option {
 // in the middle of its machine runs again once it is Ready. Pair it with a watch that enqueues
 // the affected objects when the inputs change.
 func WithInputs(f func(client.Object) string) Option { return func(o *config) { o.inputs = f } }
+
+// WithAdvanceDelay sets how soon the next step runs after a step moved on (default 1ms); a
+// longer delay gives the informer cache time to see the status just written.
+func WithAdvanceDelay(d time.Duration) Option {
+	return func(o *config) {
+		if d > 0 {
+			o.advance = d
+		}
+	}
+}
 
 // WithProbeInterval sets how often a Failed object's step is tried once more (default 1h). A
 // probe does not reset the budget; one that succeeds ends the failure.

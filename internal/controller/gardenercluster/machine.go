@@ -41,6 +41,9 @@ type Config struct {
 	RotateAfter float64
 	// Policy is the retry policy of the step.
 	Policy retry.Policy
+	// ReconcileTimeout bounds one reconcile of a GardenerCluster; zero is controller-runtime's
+	// default.
+	ReconcileTimeout time.Duration
 	// Clock tells the time; tests use a fake one.
 	Clock clock.PassiveClock
 }
