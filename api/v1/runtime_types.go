@@ -21,6 +21,20 @@ const (
 	LabelGlobalAccountID         = "kyma-project.io/global-account-id"
 	LabelSubaccountID            = "kyma-project.io/subaccount-id"
 	LabelKymaName                = "operator.kyma-project.io/kyma-name"
+	LabelPlatformRegion          = "kyma-project.io/platform-region"
+	// LabelKymaManagedBy and LabelKymaInternal mark the GardenerCluster and its kubeconfig
+	// Secret as upstream marks them (managed-by infrastructure-manager, internal true).
+	LabelKymaManagedBy = "operator.kyma-project.io/managed-by"
+	LabelKymaInternal  = "operator.kyma-project.io/internal"
+	// LabelClusterName names the GardenerCluster on its kubeconfig Secret.
+	LabelClusterName = "operator.kyma-project.io/cluster-name"
+	// AnnotationLastSync is when the kubeconfig in the Secret was fetched (RFC 3339).
+	AnnotationLastSync = "operator.kyma-project.io/last-sync"
+	// AnnotationForceKubeconfigRotation on a GardenerCluster rotates its kubeconfig now; the
+	// controller removes it once done.
+	AnnotationForceKubeconfigRotation = "operator.kyma-project.io/force-kubeconfig-rotation"
+	// AnnotationSKRDomain on a GardenerCluster is the runtime's DNS domain.
+	AnnotationSKRDomain = "skr-domain"
 	LabelControlledByProvisioner = "kyma-project.io/controlled-by-provisioner"
 )
 

@@ -6,6 +6,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -24,6 +25,8 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 		fsm.WithMetrics(fsm.DefaultMetrics()),
 		fsm.WithResync(time.Hour),
 		fsm.WithOnForget(forget),
+		// A forced rotation runs the machine of a Ready GardenerCluster again at once.
+		fsm.WithInputs(func(o client.Object) string { return o.GetAnnotations()[infrav1.AnnotationForceKubeconfigRotation] }),
 	}, opts...)
 	engine, err := fsm.New(NewMachine(cfg), opts...)
 	if err != nil {

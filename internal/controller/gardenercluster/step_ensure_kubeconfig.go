@@ -39,7 +39,8 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 	}
 	now := k.Clock.Now()
 	cur := readStored(secret, ref.Key)
-	if rotateAt := k.rotateAt(cur); cur.present && now.Before(rotateAt) {
+	_, forced := gc.Annotations[infrav1.AnnotationForceKubeconfigRotation]
+	if rotateAt := k.rotateAt(cur); cur.present && now.Before(rotateAt) && !forced {
 		k.publish(gc, cur.expires)
 		return fsm.DoneUntil(rotateAt.Sub(now))
 	}
@@ -51,6 +52,11 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 	secret.Name, secret.Namespace = ref.Name, ref.Namespace
 	if err := k.store(ctx, gc, secret, ref.Key, kubeconfig, now, expires); err != nil {
 		return fsm.Fail(err)
+	}
+	if forced {
+		if err := k.clearForcedRotation(ctx, gc); err != nil {
+			return fsm.Fail(err)
+		}
 	}
 	k.publish(gc, expires)
 	gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: expires}
@@ -107,7 +113,14 @@ func (k kubeconfigs) store(ctx context.Context, gc *infrav1.GardenerCluster, sec
 	secret.Data[key] = kubeconfig
 	secret.Annotations[AnnotationIssuedAt] = issued.UTC().Format(time.RFC3339)
 	secret.Annotations[AnnotationExpiresAt] = expires.UTC().Format(time.RFC3339)
-	secret.Labels[infrav1.LabelRuntimeID] = gc.Labels[infrav1.LabelRuntimeID]
+	secret.Annotations[infrav1.AnnotationLastSync] = issued.UTC().Format(time.RFC3339)
+	// Upstream's Secret carries every label of its GardenerCluster (the lifecycle manager finds
+	// it by operator.kyma-project.io/kyma-name), its name, and who manages it.
+	for key, v := range gc.Labels {
+		secret.Labels[key] = v
+	}
+	secret.Labels[infrav1.LabelKymaManagedBy] = "infrastructure-manager"
+	secret.Labels[infrav1.LabelClusterName] = gc.Name
 	var err error
 	if exists {
 		err = k.Client.Update(ctx, secret)
@@ -116,6 +129,17 @@ func (k kubeconfigs) store(ctx context.Context, gc *infrav1.GardenerCluster, sec
 	}
 	if err != nil {
 		return fmt.Errorf("store kubeconfig in secret %s: %w", secret.Name, err)
+	}
+	return nil
+}
+
+// clearForcedRotation removes the annotation that forced a rotation, once the new kubeconfig is
+// stored, so the next rotation is due by age again.
+func (k kubeconfigs) clearForcedRotation(ctx context.Context, gc *infrav1.GardenerCluster) error {
+	patch := client.MergeFrom(gc.DeepCopy())
+	delete(gc.Annotations, infrav1.AnnotationForceKubeconfigRotation)
+	if err := k.Client.Patch(ctx, gc, patch); err != nil {
+		return fmt.Errorf("remove %s from GardenerCluster %s: %w", infrav1.AnnotationForceKubeconfigRotation, gc.Name, err)
 	}
 	return nil
 }

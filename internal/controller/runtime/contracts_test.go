@@ -1,0 +1,88 @@
+package runtime_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+)
+
+// TestContractsOtherComponentsRead provisions a runtime and finds the names other components
+// read where upstream puts them: the GardenerCluster's identifying labels and skr-domain
+// annotation, and the kubeconfig Secret's labels (operator.kyma-project.io/kyma-name, by which
+// the lifecycle manager finds it), cluster name and last-sync annotation. Then a forced rotation
+// replaces the kubeconfig at once and the annotation that forced it goes.
+func TestContractsOtherComponentsRead(t *testing.T) {
+	rt := newRuntime(t, "contracts-1")
+	rt = waitForRuntime(t, rt, 2*time.Minute, "Ready", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateReady })
+	id := rt.Labels[infrav1.LabelRuntimeID]
+
+	gc := &infrav1.GardenerCluster{}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: rt.Namespace, Name: id}, gc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		infrav1.LabelInstanceID: rt.Labels[infrav1.LabelInstanceID], infrav1.LabelRuntimeID: id,
+		infrav1.LabelBrokerPlanID: rt.Labels[infrav1.LabelBrokerPlanID], infrav1.LabelBrokerPlanName: rt.Labels[infrav1.LabelBrokerPlanName],
+		infrav1.LabelGlobalAccountID: rt.Labels[infrav1.LabelGlobalAccountID], infrav1.LabelSubaccountID: rt.Labels[infrav1.LabelSubaccountID],
+		infrav1.LabelKymaName: rt.Labels[infrav1.LabelKymaName], infrav1.LabelPlatformRegion: rt.Spec.Shoot.PlatformRegion,
+		infrav1.LabelRegion: rt.Spec.Shoot.Region, infrav1.LabelShootName: rt.Spec.Shoot.Name,
+		infrav1.LabelKymaManagedBy: "infrastructure-manager", infrav1.LabelKymaInternal: "true",
+	}
+	for k, v := range want {
+		if gc.Labels[k] != v {
+			t.Errorf("GardenerCluster label %s = %q, want %q", k, gc.Labels[k], v)
+		}
+	}
+	if gc.Annotations[infrav1.AnnotationSKRDomain] != rt.Spec.Shoot.Name+".kyma.example.com" {
+		t.Errorf("GardenerCluster skr-domain = %q, want the shoot's domain", gc.Annotations[infrav1.AnnotationSKRDomain])
+	}
+
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + id}
+	if err := env.Client.Get(t.Context(), key, secret); err != nil {
+		t.Fatal(err)
+	}
+	want[infrav1.LabelClusterName] = gc.Name
+	for k, v := range want {
+		if secret.Labels[k] != v {
+			t.Errorf("kubeconfig Secret label %s = %q, want %q", k, secret.Labels[k], v)
+		}
+	}
+	lastSync, err := time.Parse(time.RFC3339, secret.Annotations[infrav1.AnnotationLastSync])
+	if err != nil {
+		t.Fatalf("kubeconfig Secret %s annotation: %v", infrav1.AnnotationLastSync, err)
+	}
+
+	// Rotation is not due for minutes; forcing it replaces the kubeconfig now.
+	time.Sleep(time.Second) // last-sync has a resolution of one second
+	if gc.Annotations == nil {
+		gc.Annotations = map[string]string{}
+	}
+	gc.Annotations[infrav1.AnnotationForceKubeconfigRotation] = "true"
+	if err := env.Client.Update(t.Context(), gc); err != nil {
+		t.Fatal(err)
+	}
+	err = testenv.Eventually(t.Context(), 30*time.Second, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, key, secret); err != nil {
+			return false, err
+		}
+		synced, err := time.Parse(time.RFC3339, secret.Annotations[infrav1.AnnotationLastSync])
+		if err != nil || !synced.After(lastSync) {
+			return false, nil
+		}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(gc), gc); err != nil {
+			return false, err
+		}
+		_, still := gc.Annotations[infrav1.AnnotationForceKubeconfigRotation]
+		return !still, nil
+	})
+	if err != nil {
+		t.Errorf("forced rotation: last-sync %s (was %s), annotations %v: %v", secret.Annotations[infrav1.AnnotationLastSync], lastSync, gc.Annotations, err)
+	}
+}
