@@ -12,16 +12,16 @@ import (
 // Labels a Runtime carries, as upstream Kyma Environment Broker sets them. The ones in
 // RequiredRuntimeLabels are enforced by the ValidatingAdmissionPolicy in config/admission.
 const (
-	LabelRuntimeID               = "kyma-project.io/runtime-id"
-	LabelInstanceID              = "kyma-project.io/instance-id"
-	LabelShootName               = "kyma-project.io/shoot-name"
-	LabelRegion                  = "kyma-project.io/region"
-	LabelBrokerPlanID            = "kyma-project.io/broker-plan-id"
-	LabelBrokerPlanName          = "kyma-project.io/broker-plan-name"
-	LabelGlobalAccountID         = "kyma-project.io/global-account-id"
-	LabelSubaccountID            = "kyma-project.io/subaccount-id"
-	LabelKymaName                = "operator.kyma-project.io/kyma-name"
-	LabelPlatformRegion          = "kyma-project.io/platform-region"
+	LabelRuntimeID       = "kyma-project.io/runtime-id"
+	LabelInstanceID      = "kyma-project.io/instance-id"
+	LabelShootName       = "kyma-project.io/shoot-name"
+	LabelRegion          = "kyma-project.io/region"
+	LabelBrokerPlanID    = "kyma-project.io/broker-plan-id"
+	LabelBrokerPlanName  = "kyma-project.io/broker-plan-name"
+	LabelGlobalAccountID = "kyma-project.io/global-account-id"
+	LabelSubaccountID    = "kyma-project.io/subaccount-id"
+	LabelKymaName        = "operator.kyma-project.io/kyma-name"
+	LabelPlatformRegion  = "kyma-project.io/platform-region"
 	// LabelKymaManagedBy and LabelKymaInternal mark the GardenerCluster and its kubeconfig
 	// Secret as upstream marks them (managed-by infrastructure-manager, internal true).
 	LabelKymaManagedBy = "operator.kyma-project.io/managed-by"
@@ -34,7 +34,7 @@ const (
 	// controller removes it once done.
 	AnnotationForceKubeconfigRotation = "operator.kyma-project.io/force-kubeconfig-rotation"
 	// AnnotationSKRDomain on a GardenerCluster is the runtime's DNS domain.
-	AnnotationSKRDomain = "skr-domain"
+	AnnotationSKRDomain          = "skr-domain"
 	LabelControlledByProvisioner = "kyma-project.io/controlled-by-provisioner"
 )
 
