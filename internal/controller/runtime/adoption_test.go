@@ -114,6 +114,11 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 	})
 	calls := diffCalls(before, gardenCalls(t))
 	writes := 0.0
+	defer func() {
+		if writes > 1 {
+			t.Errorf("taking over a Ready runtime that differs in nothing wrote %v times to Gardener, want at most 1", writes)
+		}
+	}()
 	for call, n := range calls {
 		if strings.HasPrefix(call, "patch/") || strings.HasPrefix(call, "update/") || strings.HasPrefix(call, "delete/") {
 			writes += n
@@ -152,6 +157,26 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 		t.Errorf("shoot labels = %v, want the Runtime's name", shoot.Labels)
 	}
 
+	// A re-check of the Ready runtime finds nothing drifted and writes nothing.
+	before = gardenCalls(t)
+	if rt.Annotations == nil {
+		rt.Annotations = map[string]string{}
+	}
+	rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "recheck"
+	if err := env.Client.Update(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	rt = waitForRuntime(t, rt, time.Minute, "re-checked", func(rt *infrav1.Runtime) bool {
+		return rt.Status.RetryRequestedAt == "recheck" && rt.Status.Step != nil && rt.Status.Step.Name == "Done"
+	})
+	calls = diffCalls(before, gardenCalls(t))
+	for call, n := range calls {
+		if strings.HasPrefix(call, "patch/") || strings.HasPrefix(call, "update/") || strings.HasPrefix(call, "delete/") {
+			t.Errorf("a re-check of an unchanged runtime wrote to Gardener: %s x%v (all calls %v)", call, n, calls)
+		}
+	}
+	t.Logf("re-check of the adopted runtime: Gardener calls %v", calls)
+
 	// The adopted Runtime's deletion completes.
 	if err := env.Client.Delete(ctx, rt); err != nil {
 		t.Fatal(err)
@@ -185,5 +210,65 @@ func TestDeleteUnadoptedUpstreamRuntime(t *testing.T) {
 		got := &infrav1.Runtime{}
 		_ = env.Client.Get(t.Context(), client.ObjectKeyFromObject(rt), got)
 		t.Fatalf("a Runtime with upstream's finalizer hangs in deletion: %v; finalizers %v, status %+v", err, got.Finalizers, got.Status)
+	}
+}
+
+// TestSuspendAndForcePatch follows upstream's annotations: with suspend-patch-reconciliation a
+// changed Runtime leaves its shoot alone; without it the change reaches the shoot; with
+// force-patch-reconciliation a re-check writes even though nothing drifted.
+func TestSuspendAndForcePatch(t *testing.T) {
+	ctx := t.Context()
+	rt := newRuntime(t, "suspend-1")
+	rt = waitForRuntime(t, rt, 2*time.Minute, "Ready", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateReady })
+	shootKey := client.ObjectKey{Namespace: gardensim.ProjectNamespace(project), Name: rt.Spec.Shoot.Name}
+	maxOf := func() int32 {
+		shoot := &gardencorev1beta1.Shoot{}
+		if err := garden.Get(ctx, shootKey, shoot); err != nil {
+			t.Fatal(err)
+		}
+		return shoot.Spec.Provider.Workers[0].Maximum
+	}
+	before := maxOf()
+
+	rt.Annotations = map[string]string{runtimectrl.AnnotationSuspendPatch: "true"}
+	rt.Spec.Shoot.Provider.Workers[0].Maximum = before + 1
+	if err := env.Client.Update(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	waitForRuntime(t, rt, time.Minute, "Ready at the new generation", readyAt(rt.Generation))
+	if got := maxOf(); got != before {
+		t.Errorf("suspended: worker maximum %d, want %d: the shoot was written", got, before)
+	}
+
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
+		t.Fatal(err)
+	}
+	delete(rt.Annotations, runtimectrl.AnnotationSuspendPatch)
+	rt.Spec.Shoot.Provider.Workers[0].Maximum = before + 2
+	if err := env.Client.Update(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	waitForRuntime(t, rt, time.Minute, "Ready at the new generation", readyAt(rt.Generation))
+	if got := maxOf(); got != before+2 {
+		t.Errorf("resumed: worker maximum %d, want %d", got, before+2)
+	}
+
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
+		t.Fatal(err)
+	}
+	calls := gardenCalls(t)
+	if rt.Annotations == nil {
+		rt.Annotations = map[string]string{}
+	}
+	rt.Annotations[runtimectrl.AnnotationForcePatch] = "true"
+	rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "forced"
+	if err := env.Client.Update(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	waitForRuntime(t, rt, time.Minute, "re-checked", func(rt *infrav1.Runtime) bool {
+		return rt.Status.RetryRequestedAt == "forced" && rt.Status.Step != nil && rt.Status.Step.Name == "Done"
+	})
+	if d := diffCalls(calls, gardenCalls(t)); d["patch/200"] < 1 {
+		t.Errorf("forced: Gardener calls %v, want the shoot patched", d)
 	}
 }

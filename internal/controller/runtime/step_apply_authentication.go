@@ -1,9 +1,13 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -16,7 +20,8 @@ import (
 // shoot that references it: Gardener refuses a shoot whose ConfigMap does not exist. A Runtime
 // without a main OIDC provider and without a landscape default gets none. A ConfigMap that is
 // no longer wanted stays until deprovisioning, since the shoot may still reference it until
-// its next reconciliation.
+// its next reconciliation. Like the shoot, it is written only when it differs from what the
+// Runtime asks (one read instead of a write on a re-check).
 func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	// Only the ConfigMap: the Shoot is rendered by the next step, against the shoot Gardener has.
 	cm, err := gardener.AuthenticationConfigMap(rt, s.Convert)
@@ -31,10 +36,27 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 	if err != nil {
 		return fsm.Fail(err)
 	}
+	current := &corev1.ConfigMap{}
+	switch err := s.Garden.Get(ctx, client.ObjectKeyFromObject(cm), current); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fsm.Fail(fmt.Errorf("get authentication configuration %s: %w", cm.Name, err))
+	default:
+		// What counts in the ConfigMap is its data: equal data is enough, so one upstream wrote is
+		// taken over without a write (its labels follow with the next change of the data).
+		if sameConfigMap(cm, current) && !patchForced(rt) {
+			return fsm.Next(StepApplyShoot)
+		}
+	}
 	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fsm.Fail(fmt.Errorf("apply authentication configuration %s: %w", cm.Name, err))
 	}
 	return fsm.Next(StepApplyShoot)
+}
+
+// sameConfigMap reports whether current has want's data.
+func sameConfigMap(want, current *corev1.ConfigMap) bool {
+	return maps.Equal(want.Data, current.Data) && maps.EqualFunc(want.BinaryData, current.BinaryData, bytes.Equal)
 }
 
 // ownerLabels are the labels that tie an object the controller writes to its Runtime.

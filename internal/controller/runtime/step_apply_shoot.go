@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -20,7 +21,10 @@ import (
 )
 
 // applyShoot makes the shoot match the Runtime with a server-side apply under the controller's
-// field manager. It first reads the shoot as Gardener has it, so the render keeps what a
+// field manager, and writes only when the shoot drifted from what the Runtime asks: a shoot
+// last applied with the same configuration that still holds all its values is left alone (see
+// upToDate), unless the Runtime forces the write; a Runtime that suspends patching leaves its
+// existing shoot alone altogether. It first reads the shoot as Gardener has it, so the render keeps what a
 // running shoot cannot change (network layout, versions it already runs), and before the first
 // create of a Runtime that enforces its seed location it checks that a ready seed serves the
 // region. The shoot's name is the Runtime's shoot name, so applying again after a lost reply
@@ -47,14 +51,31 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	}
 	setVersionsCondition(rt, r.Kept)
 	shoot := r.Shoot
-	if current != nil {
-		if err := s.removeWorkers(ctx, current, shoot.Spec.Provider.Workers); err != nil {
-			return fsm.Fail(err)
-		}
+	if current != nil && patchSuspended(rt) {
+		// The operators asked to leave the shoot as it is; the runtime is still watched.
+		return fsm.Next(StepWaitForShoot)
 	}
 	ac, err := applyConfiguration(shoot)
 	if err != nil {
 		return fsm.Fail(err)
+	}
+	if _, err := withAppliedHash(ac); err != nil {
+		return fsm.Fail(err)
+	}
+	if current != nil && !patchForced(rt) {
+		same, err := upToDate(ac, current)
+		if err != nil {
+			return fsm.Fail(err)
+		}
+		if same {
+			// A re-check finds the shoot as the Runtime asks: nothing to write.
+			return fsm.Next(StepWaitForShoot)
+		}
+	}
+	if current != nil {
+		if err := s.removeWorkers(ctx, current, shoot.Spec.Provider.Workers); err != nil {
+			return fsm.Fail(err)
+		}
 	}
 	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fsm.Fail(shootWriteError(shoot.Name, err))
@@ -73,6 +94,13 @@ func Render(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts gardener
 	for _, obj := range r.Objects() {
 		labelForRuntime(obj, rt)
 	}
+	// As upstream, the shoot records the Runtime generation it was written for.
+	annotations := r.Shoot.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationRuntimeGeneration] = strconv.FormatInt(rt.Generation, 10)
+	r.Shoot.SetAnnotations(annotations)
 	return r, nil
 }
 

@@ -1,0 +1,109 @@
+package runtime
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+)
+
+// Annotations that decide whether a re-check writes.
+const (
+	// AnnotationAppliedHash on a garden object is the hash of what the controller last applied
+	// to it. With the same hash and every applied value still in place, applying again would
+	// change nothing, so a re-check does not write.
+	AnnotationAppliedHash = "infrastructuremanager.kyma-project.io/applied-hash"
+	// AnnotationRuntimeGeneration on a shoot is the Runtime generation it was last written for,
+	// as upstream records it.
+	AnnotationRuntimeGeneration = "infrastructuremanager.kyma-project.io/runtime-generation"
+	// AnnotationSuspendPatch on a Runtime ("true") keeps the controller from writing its
+	// existing shoot, as upstream defines it.
+	AnnotationSuspendPatch = "operator.kyma-project.io/suspend-patch-reconciliation"
+	// AnnotationForcePatch on a Runtime ("true") makes the controller write the shoot on every
+	// pass even when nothing drifted, as upstream defines it.
+	AnnotationForcePatch = "operator.kyma-project.io/force-patch-reconciliation"
+)
+
+// withAppliedHash sets the hash of the apply configuration ac on it, and returns it.
+func withAppliedHash(ac *unstructured.Unstructured) (string, error) {
+	annotations := ac.GetAnnotations()
+	delete(annotations, AnnotationAppliedHash)
+	ac.SetAnnotations(annotations)
+	data, err := json.Marshal(ac.Object)
+	if err != nil {
+		return "", fmt.Errorf("hash %s: %w", ac.GetName(), err)
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:16])
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationAppliedHash] = hash
+	ac.SetAnnotations(annotations)
+	return hash, nil
+}
+
+// upToDate reports whether applying ac to current would change nothing: current was last
+// written with the same apply configuration and still holds every value of it.
+func upToDate(ac *unstructured.Unstructured, current any) (bool, error) {
+	if current == nil || reflect.ValueOf(current).IsNil() {
+		return false, nil
+	}
+	data, err := json.Marshal(current)
+	if err != nil {
+		return false, fmt.Errorf("encode current %s: %w", ac.GetName(), err)
+	}
+	var cur map[string]any
+	if err := json.Unmarshal(data, &cur); err != nil {
+		return false, fmt.Errorf("decode current %s: %w", ac.GetName(), err)
+	}
+	want := make(map[string]any, len(ac.Object))
+	for k, v := range ac.Object {
+		// Typed objects read through a client carry no type meta.
+		if k != "apiVersion" && k != "kind" {
+			want[k] = v
+		}
+	}
+	return contains(cur, want), nil
+}
+
+// contains reports whether got holds every value of want: maps key by key, lists element by
+// element with the same length, other values equal. What got has beyond want (defaults,
+// other managers' fields, status) does not matter.
+func contains(got, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			if !contains(g[k], v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(g[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(got, want)
+	}
+}
+
+// patchSuspended and patchForced read upstream's annotations on a Runtime.
+func patchSuspended(rt *infrav1.Runtime) bool { return rt.Annotations[AnnotationSuspendPatch] == "true" }
+func patchForced(rt *infrav1.Runtime) bool    { return rt.Annotations[AnnotationForcePatch] == "true" }
