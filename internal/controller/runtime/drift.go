@@ -105,5 +105,7 @@ func contains(got, want any) bool {
 }
 
 // patchSuspended and patchForced read upstream's annotations on a Runtime.
-func patchSuspended(rt *infrav1.Runtime) bool { return rt.Annotations[AnnotationSuspendPatch] == "true" }
-func patchForced(rt *infrav1.Runtime) bool    { return rt.Annotations[AnnotationForcePatch] == "true" }
+func patchSuspended(rt *infrav1.Runtime) bool {
+	return rt.Annotations[AnnotationSuspendPatch] == "true"
+}
+func patchForced(rt *infrav1.Runtime) bool { return rt.Annotations[AnnotationForcePatch] == "true" }
