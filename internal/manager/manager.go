@@ -11,6 +11,7 @@ import (
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -236,6 +238,11 @@ func (o Options) ConvertOptions(l *landscape.Landscape) gardener.ConvertOptions 
 	return c
 }
 
+func isAlreadyRegistered(err error) bool {
+	var are prometheus.AlreadyRegisteredError
+	return errors.As(err, &are)
+}
+
 // aclConfigMap locates the ACL ConfigMap; empty when ACLs are off.
 func (o Options) aclConfigMap(l *landscape.Landscape) types.NamespacedName {
 	if !o.APIServerACLEnabled || l == nil {
@@ -329,6 +336,10 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	}, gcWorkers, engineOpts...)
 	if err != nil {
 		return nil, err
+	}
+	// Registered once per process; a second manager in the same process (tests) keeps the first's.
+	if err := ctrlmetrics.Registry.Register(newUpstreamMetrics(mgr.GetClient(), o.KubeconfigLifetime, o.RotateAfter)); err != nil && !isAlreadyRegistered(err) {
+		return nil, fmt.Errorf("register upstream's metrics: %w", err)
 	}
 	if o.ProbeAddr != "0" {
 		if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {

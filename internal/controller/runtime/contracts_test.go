@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
@@ -57,6 +58,29 @@ func TestContractsOtherComponentsRead(t *testing.T) {
 	lastSync, err := time.Parse(time.RFC3339, secret.Annotations[infrav1.AnnotationLastSync])
 	if err != nil {
 		t.Fatalf("kubeconfig Secret %s annotation: %v", infrav1.AnnotationLastSync, err)
+	}
+
+	// Upstream's metrics, under its names and labels.
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["runtimeId"] == id && labels["shootName"] == rt.Spec.Shoot.Name {
+				found[f.GetName()] = true
+			}
+		}
+	}
+	for _, name := range []string{"infrastructure_manager_im_runtime_state", "infrastructure_manager_im_gardener_clusters_state", "infrastructure_manager_im_kubeconfig_expiration"} {
+		if !found[name] {
+			t.Errorf("metric %s has no series for runtime %s", name, id)
+		}
 	}
 
 	// Rotation is not due for minutes; forcing it replaces the kubeconfig now.

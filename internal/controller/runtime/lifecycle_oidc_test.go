@@ -107,7 +107,8 @@ func TestAPIServerAccessFollowsTheSpec(t *testing.T) {
 		t.Errorf("shoot acl rule: got %+v, want ALLOW remote_ip %v (the runtime's, the operators' and the control plane's)", r, wantCIDRs)
 	}
 
-	rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = nil
+	// An empty list, not nil: a Runtime that leaves the providers unset gets the shared tenant.
+	rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = &[]infrav1.OIDCConfig{}
 	rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = nil
 	if err := env.Client.Update(t.Context(), rt); err != nil {
 		t.Fatal(err)
