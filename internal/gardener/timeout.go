@@ -28,7 +28,7 @@ type timeoutTransport struct {
 // RoundTrip implements http.RoundTripper.
 func (t timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Query().Get("watch") == "true" {
-		return t.next.RoundTrip(req)
+		return t.next.RoundTrip(req) //nolint:wrapcheck // A transport passes its errors on as they are.
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))

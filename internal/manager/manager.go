@@ -180,7 +180,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "the manager's namespace, which holds the ACL ConfigMap (default: $POD_NAMESPACE, else kcp-system)")
 	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-workers", o.GardenerClusterWorkers, "concurrent reconciles of the GardenerCluster controller; 0 means --workers")
 	fs.DurationVar(&o.GardenRequestTimeout, "gardener-request-timeout", o.GardenRequestTimeout, "timeout of each Gardener request (watches excepted); 0 means none")
-	fs.DurationVar(&o.GardenerClusterReconcileTimeout, "gardener-ctrl-reconcilation-timeout", o.GardenerClusterReconcileTimeout, "timeout of one reconcile of a GardenerCluster; 0 means controller-runtime's default")
+	fs.DurationVar(&o.GardenerClusterReconcileTimeout, "gardener-ctrl-reconcilation-timeout", o.GardenerClusterReconcileTimeout, "timeout of one reconcile of a GardenerCluster; 0 means controller-runtime's default") //nolint:misspell // Upstream's flag name, spelt as upstream spells it.
 	fs.DurationVar(&o.StatusRequeueDelay, "status-requeue-delay", o.StatusRequeueDelay, "how soon the next step runs after a step moved on; 0 means at once")
 	bindUpstreamFlags(fs, o)
 }
@@ -236,6 +236,20 @@ func (o Options) ConvertOptions(l *landscape.Landscape) gardener.ConvertOptions 
 		c.DefaultOIDC = o.DefaultOIDC.DeepCopy()
 	}
 	return c
+}
+
+// addMetricsAndChecks registers upstream's metrics and the health check.
+func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
+	// Registered once per process; a second manager in the same process (tests) keeps the first's.
+	if err := ctrlmetrics.Registry.Register(newUpstreamMetrics(mgr.GetClient(), o.KubeconfigLifetime, o.RotateAfter)); err != nil && !isAlreadyRegistered(err) {
+		return fmt.Errorf("register upstream's metrics: %w", err)
+	}
+	if o.ProbeAddr != "0" {
+		if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {
+			return fmt.Errorf("health check: %w", err)
+		}
+	}
+	return nil
 }
 
 func isAlreadyRegistered(err error) bool {
@@ -337,14 +351,8 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Registered once per process; a second manager in the same process (tests) keeps the first's.
-	if err := ctrlmetrics.Registry.Register(newUpstreamMetrics(mgr.GetClient(), o.KubeconfigLifetime, o.RotateAfter)); err != nil && !isAlreadyRegistered(err) {
-		return nil, fmt.Errorf("register upstream's metrics: %w", err)
-	}
-	if o.ProbeAddr != "0" {
-		if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {
-			return nil, fmt.Errorf("health check: %w", err)
-		}
+	if err := addMetricsAndChecks(mgr, o); err != nil {
+		return nil, err
 	}
 	return mgr, nil
 }

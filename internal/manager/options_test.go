@@ -131,7 +131,7 @@ func TestUpstreamArguments(t *testing.T) {
 		"--gardener-ratelimiter-qps=5", "--gardener-ratelimiter-burst=5",
 		"--runtime-ctrl-workers-cnt=25", "--gardener-cluster-ctrl-workers-cnt=10",
 		"--kubeconfig-expiration-time=24h", "--minimal-rotation-time=0.6",
-		"--gardener-ctrl-reconcilation-timeout=60s", "--status-requeue-delay=1s",
+		"--gardener-ctrl-reconcilation-timeout=60s", "--status-requeue-delay=1s", //nolint:misspell // Upstream's flag name.
 		"--converter-config-filepath=" + filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json"),
 		"--audit-log-mandatory=true", "--api-server-acl-enabled=false",
 		"--registry-cache-config-controller-enabled=false", "--runtime-bootstrapper-enabled=false",

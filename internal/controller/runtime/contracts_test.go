@@ -96,9 +96,9 @@ func TestContractsOtherComponentsRead(t *testing.T) {
 		if err := env.Client.Get(ctx, key, secret); err != nil {
 			return false, err
 		}
-		synced, err := time.Parse(time.RFC3339, secret.Annotations[infrav1.AnnotationLastSync])
-		if err != nil || !synced.After(lastSync) {
-			return false, nil
+		synced, perr := time.Parse(time.RFC3339, secret.Annotations[infrav1.AnnotationLastSync])
+		if perr != nil || !synced.After(lastSync) {
+			return false, nil //nolint:nilerr // Not synced yet: poll again.
 		}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(gc), gc); err != nil {
 			return false, err

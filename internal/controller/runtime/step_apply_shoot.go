@@ -59,18 +59,13 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	if _, err := withAppliedHash(ac); err != nil {
+	write, err := needsWrite(rt, ac, current)
+	if err != nil {
 		return fsm.Fail(err)
 	}
-	if current != nil && !patchForced(rt) {
-		same, err := upToDate(ac, current)
-		if err != nil {
-			return fsm.Fail(err)
-		}
-		if same {
-			// A re-check finds the shoot as the Runtime asks: nothing to write.
-			return fsm.Next(StepWaitForShoot)
-		}
+	if !write {
+		// A re-check finds the shoot as the Runtime asks: nothing to write.
+		return fsm.Next(StepWaitForShoot)
 	}
 	if current != nil {
 		if err := s.removeWorkers(ctx, current, shoot.Spec.Provider.Workers); err != nil {
@@ -81,6 +76,20 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		return fsm.Fail(shootWriteError(shoot.Name, err))
 	}
 	return fsm.Next(StepWaitForShoot)
+}
+
+// needsWrite stamps the apply configuration with its hash and reports whether it must be
+// applied: always for a new shoot or when the Runtime forces it, else only when the shoot
+// drifted from it.
+func needsWrite(rt *infrav1.Runtime, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
+	if _, err := withAppliedHash(ac); err != nil {
+		return false, err
+	}
+	if current == nil || patchForced(rt) {
+		return true, nil
+	}
+	same, err := upToDate(ac, current)
+	return !same, err
 }
 
 // Render returns exactly the objects the controller writes to the garden for rt, given the
