@@ -8,8 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 )
 
@@ -58,6 +60,35 @@ func TestContractsOtherComponentsRead(t *testing.T) {
 	lastSync, err := time.Parse(time.RFC3339, secret.Annotations[infrav1.AnnotationLastSync])
 	if err != nil {
 		t.Fatalf("kubeconfig Secret %s annotation: %v", infrav1.AnnotationLastSync, err)
+	}
+
+	// The runtime cluster's kyma-provisioning-info, as upstream writes it.
+	info := &corev1.ConfigMap{}
+	if err := runtimeClient(t, rt).Get(t.Context(), client.ObjectKey{Namespace: "kyma-system", Name: runtimectrl.ProvisioningInfoName}, info); err != nil {
+		t.Fatalf("kyma-provisioning-info: %v", err)
+	}
+	var details struct {
+		WorkerPools struct {
+			Kyma struct {
+				Name    string `json:"name"`
+				HAZones bool   `json:"haZones"`
+			} `json:"kyma"`
+		} `json:"workerPools"`
+		GlobalAccountID      string         `json:"globalAccountID"`
+		Region               string         `json:"region"`
+		InfrastructureConfig map[string]any `json:"infrastructureConfig"`
+		NetworkDetails       struct {
+			DualStackIPEnabled *bool `json:"dualStackIPEnabled"`
+		} `json:"networkDetails"`
+	}
+	if err := yaml.Unmarshal([]byte(info.Data["details"]), &details); err != nil {
+		t.Fatalf("kyma-provisioning-info details: %v\n%s", err, info.Data["details"])
+	}
+	w := rt.Spec.Shoot.Provider.Workers[0]
+	if details.WorkerPools.Kyma.Name != w.Name || details.WorkerPools.Kyma.HAZones != (len(w.Zones) >= 3) ||
+		details.GlobalAccountID != rt.Labels[infrav1.LabelGlobalAccountID] || details.Region != rt.Spec.Shoot.Region ||
+		details.InfrastructureConfig["kind"] != "InfrastructureConfig" || details.NetworkDetails.DualStackIPEnabled == nil {
+		t.Errorf("kyma-provisioning-info details = %+v", details)
 	}
 
 	// Upstream's metrics, under its names and labels.

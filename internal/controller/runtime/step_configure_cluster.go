@@ -17,8 +17,8 @@ import (
 // KymaNamespace is created in every runtime.
 const KymaNamespace = "kyma-system"
 
-// configureCluster prepares the runtime's own cluster: the kyma-system namespace and one
-// cluster-admin binding per administrator. Bindings the controller manages but the spec no
+// configureCluster prepares the runtime's own cluster: the kyma-system namespace, one
+// cluster-admin binding per administrator, and the kyma-provisioning-info ConfigMap. Bindings the controller manages but the spec no
 // longer lists are removed; bindings anyone else made are left alone.
 func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	c, err := s.runtimeCluster(ctx, rt)
@@ -31,6 +31,9 @@ func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Ou
 		return fsm.Fail(fmt.Errorf("create namespace %s: %w", KymaNamespace, err))
 	}
 	if err := reconcileAdministrators(ctx, c, rt.Spec.Security.Administrators); err != nil {
+		return fsm.Fail(err)
+	}
+	if err := s.applyProvisioningInfo(ctx, c, rt); err != nil {
 		return fsm.Fail(err)
 	}
 	setCondition(rt, infrav1.ConditionConfigured, true, "RuntimeConfigured", "Namespace and administrator bindings are in place")
