@@ -101,4 +101,3 @@ func (s steps) applyProvisioningInfo(ctx context.Context, c client.Client, rt *i
 	}
 	return nil
 }
-
