@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 )
 
@@ -39,5 +42,24 @@ func TestOutsideInputsRunAReadyObjectAgain(t *testing.T) {
 	h.runUntil(10, func(o *infrav1.Runtime) bool { return o.Status.Step.Name == "Done" && o.Status.ObservedInputs == "v3" })
 	if !strings.Contains(h.out.String(), "ran Prepare") || h.obj.Status.ObservedInputs != "v3" {
 		t.Errorf("the change mid-machine was not taken:\n%s", h.out.String())
+	}
+}
+
+// TestConditionsOfAnotherManagerStay runs the machine on an object that carries the conditions
+// upstream's manager wrote: they are still there when it is Ready, beside the Ready condition.
+func TestConditionsOfAnotherManagerStay(t *testing.T) {
+	h := newHarness(t, nil)
+	upstream := []string{"Provisioned", "KubeconfigReady", "OidcAndConfigMapConfigured", "KymaSystemNSCreated", "RuntimeConfigured"}
+	for _, typ := range upstream {
+		meta.SetStatusCondition(&h.obj.Status.Conditions, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "Upstream", Message: "written by upstream"})
+	}
+	h.runUntil(10, ready)
+	for _, typ := range upstream {
+		if c := meta.FindStatusCondition(h.obj.Status.Conditions, typ); c == nil || c.Reason != "Upstream" {
+			t.Errorf("condition %s = %+v, want upstream's kept", typ, c)
+		}
+	}
+	if c := meta.FindStatusCondition(h.obj.Status.Conditions, infrav1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v", c)
 	}
 }

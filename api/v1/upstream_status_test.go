@@ -1,0 +1,69 @@
+package v1_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+)
+
+// upstreamStatus is the status upstream's manager writes on a Ready Runtime: its state, its
+// condition types and reasons, and provisioningCompleted.
+const upstreamStatus = `{
+  "state": "Ready",
+  "provisioningCompleted": true,
+  "conditions": [
+    {"type": "Provisioned", "status": "True", "reason": "Processing", "message": "Shoot creation completed", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+    {"type": "KubeconfigReady", "status": "True", "reason": "GardenerClusterCRReady", "message": "Gardener Cluster CR is ready.", "lastTransitionTime": "2026-01-01T00:01:00Z"},
+    {"type": "OidcAndConfigMapConfigured", "status": "True", "reason": "OidcConfigured", "message": "OIDC configuration completed", "lastTransitionTime": "2026-01-01T00:02:00Z"},
+    {"type": "KymaSystemNSCreated", "status": "True", "reason": "KymaSystemCreated", "message": "kyma-system namespace created", "lastTransitionTime": "2026-01-01T00:02:00Z"},
+    {"type": "RuntimeConfigured", "status": "True", "reason": "ConfigurationCompleted", "message": "Runtime processing completed successfully", "lastTransitionTime": "2026-01-01T00:03:00Z"}
+  ]
+}`
+
+// TestUpstreamStatusIsKept writes the status upstream leaves on a Runtime through the API
+// server and reads it back: it decodes into this API and nothing of it is pruned.
+func TestUpstreamStatusIsKept(t *testing.T) {
+	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &infrav1.Runtime{}
+	if err := c.Scheme().Convert(objs[0], rt, nil); err != nil {
+		t.Fatal(err)
+	}
+	rt.Name = "upstream-status"
+	if err := c.Create(t.Context(), rt); err != nil {
+		t.Fatal(err)
+	}
+	var want infrav1.RuntimeStatus
+	if err := json.Unmarshal([]byte(upstreamStatus), &want); err != nil {
+		t.Fatalf("upstream's status does not decode: %v", err)
+	}
+	rt.Status = want
+	if err := c.Status().Update(t.Context(), rt); err != nil {
+		t.Fatalf("the API server refuses upstream's status: %v", err)
+	}
+	got := &infrav1.Runtime{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(rt), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != infrav1.StateReady || !got.Status.ProvisioningCompleted || len(got.Status.Conditions) != len(want.Conditions) {
+		t.Fatalf("status read back = %+v, want upstream's", got.Status)
+	}
+	for _, w := range want.Conditions {
+		g := meta.FindStatusCondition(got.Status.Conditions, w.Type)
+		if g == nil || g.Status != w.Status || g.Reason != w.Reason || g.Message != w.Message || !g.LastTransitionTime.Equal(&w.LastTransitionTime) {
+			t.Errorf("condition %s = %+v, want %+v", w.Type, g, w)
+		}
+	}
+}
