@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -39,67 +40,9 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 	rt := awsRuntime(t, "adopted-1")
 	rt.Spec.Security.Administrators = []string{"admin@example.com"}
 
-	// What upstream left in the garden.
-	r, err := runtimectrl.Render(rt, nil, convertOptions(t, rt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gc, err := client.New(sim.RESTConfig(), client.Options{Scheme: garden.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, obj := range r.Objects() {
-		for _, l := range []string{runtimectrl.LabelRuntimeName, runtimectrl.LabelRuntimeNamespace, runtimectrl.LabelManagedBy} {
-			labels := obj.GetLabels()
-			delete(labels, l)
-			obj.SetLabels(labels)
-		}
-		if err := gc.Create(ctx, obj, client.FieldOwner(upstreamFieldManager)); err != nil {
-			t.Fatalf("create %s as upstream: %v", obj.GetName(), err)
-		}
-	}
-	shoot := r.Shoot
-	err = testenv.Eventually(ctx, time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
-		if err := garden.Get(ctx, client.ObjectKeyFromObject(shoot), shoot); err != nil {
-			return false, err
-		}
-		op := shoot.Status.LastOperation
-		return op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded, nil
-	})
-	if err != nil {
-		t.Fatalf("upstream's shoot is not reconciled: %v", err)
-	}
+	shoot := leaveShootAsUpstream(t, rt, true)
 	generation := shoot.Generation
-
-	// What upstream left in the runtime cluster.
-	req := &authenticationv1alpha1.AdminKubeconfigRequest{Spec: authenticationv1alpha1.AdminKubeconfigRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}
-	if err := gc.SubResource("adminkubeconfig").Create(ctx, shoot, req); err != nil {
-		t.Fatal(err)
-	}
-	rc, err := runtimectrl.KubeconfigClient(ctx, req.Status.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	upstreamBinding := func(name, user string) *rbacv1.ClusterRoleBinding {
-		return &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "kyma", runtimectrl.LabelUpstreamReconcilerManagedBy: "infrastructure-manager"}},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-		}
-	}
-	stale := openIDConnect("kyma-oidc-7")
-	stale.SetLabels(map[string]string{runtimectrl.LabelUpstreamManagedBy: "infrastructure-manager"})
-	_ = unstructured.SetNestedField(stale.Object, map[string]any{"issuerURL": "https://removed.example.com", "clientID": "removed"}, "spec")
-	for _, obj := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: runtimectrl.KymaNamespace}},
-		upstreamBinding("admin-kept", "admin@example.com"),
-		upstreamBinding("admin-removed", "former-admin@example.com"),
-		stale,
-	} {
-		if err := rc.Create(ctx, obj); err != nil {
-			t.Fatalf("create %s as upstream: %v", obj.GetName(), err)
-		}
-	}
+	rc := leaveClusterAsUpstream(t, shoot, "admin@example.com", "former-admin@example.com")
 
 	// The Runtime as upstream left it, which this manager now finds.
 	before := gardenCalls(t)
@@ -181,7 +124,7 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 	if err := env.Client.Delete(ctx, rt); err != nil {
 		t.Fatal(err)
 	}
-	err = testenv.Eventually(ctx, 2*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+	err := testenv.Eventually(ctx, 2*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(rt), &infrav1.Runtime{})), nil
 	})
 	if err != nil {
@@ -189,6 +132,90 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 	}
 	assertGone(t, garden, client.ObjectKey{Namespace: gardensim.ProjectNamespace(project), Name: shoot.Name}, &gardencorev1beta1.Shoot{})
 	assertGone(t, garden, client.ObjectKey{Namespace: shoot.Namespace, Name: gardener.AuthenticationConfigName(shoot.Name)}, &corev1.ConfigMap{})
+}
+
+// upstreamGardenClient reaches the garden through the simulator's front, as a manager does.
+func upstreamGardenClient(t *testing.T) client.Client {
+	t.Helper()
+	gc, err := client.New(sim.RESTConfig(), client.Options{Scheme: garden.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gc
+}
+
+// leaveShootAsUpstream creates rt's authentication ConfigMap and shoot as upstream's manager
+// leaves them (field manager kim, without this manager's owner labels), through Gardener's
+// admission, and with ready set waits until Gardener has reconciled the shoot.
+func leaveShootAsUpstream(t *testing.T, rt *infrav1.Runtime, ready bool) *gardencorev1beta1.Shoot {
+	t.Helper()
+	r, err := runtimectrl.Render(rt, nil, convertOptions(t, rt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := upstreamGardenClient(t)
+	for _, obj := range r.Objects() {
+		labels := obj.GetLabels()
+		for _, l := range []string{runtimectrl.LabelRuntimeName, runtimectrl.LabelRuntimeNamespace, runtimectrl.LabelManagedBy} {
+			delete(labels, l)
+		}
+		obj.SetLabels(labels)
+		if err := gc.Create(t.Context(), obj, client.FieldOwner(upstreamFieldManager)); err != nil {
+			t.Fatalf("create %s as upstream: %v", obj.GetName(), err)
+		}
+	}
+	shoot := r.Shoot
+	if !ready {
+		return shoot
+	}
+	err = testenv.Eventually(t.Context(), 2*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := garden.Get(ctx, client.ObjectKeyFromObject(shoot), shoot); err != nil {
+			return false, err
+		}
+		op := shoot.Status.LastOperation
+		return op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded, nil
+	})
+	if err != nil {
+		t.Fatalf("upstream's shoot %s is not reconciled: %v", shoot.Name, err)
+	}
+	return shoot
+}
+
+// leaveClusterAsUpstream creates in the shoot's cluster what upstream leaves there: kyma-system,
+// one administrator binding for admin and one for a former administrator, and an OpenIDConnect
+// for a provider the Runtime no longer lists (kyma-oidc-7). It returns a client of the cluster.
+func leaveClusterAsUpstream(t *testing.T, shoot *gardencorev1beta1.Shoot, admin, former string) client.Client {
+	t.Helper()
+	ctx := t.Context()
+	req := &authenticationv1alpha1.AdminKubeconfigRequest{Spec: authenticationv1alpha1.AdminKubeconfigRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}
+	if err := upstreamGardenClient(t).SubResource("adminkubeconfig").Create(ctx, shoot, req); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := runtimectrl.KubeconfigClient(ctx, req.Status.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstreamBinding := func(name, user string) *rbacv1.ClusterRoleBinding {
+		return &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "kyma", runtimectrl.LabelUpstreamReconcilerManagedBy: "infrastructure-manager"}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+		}
+	}
+	stale := openIDConnect("kyma-oidc-7")
+	stale.SetLabels(map[string]string{runtimectrl.LabelUpstreamManagedBy: "infrastructure-manager"})
+	_ = unstructured.SetNestedField(stale.Object, map[string]any{"issuerURL": "https://removed.example.com", "clientID": "removed"}, "spec")
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: runtimectrl.KymaNamespace}},
+		upstreamBinding("admin-kept", admin),
+		upstreamBinding("admin-removed", former),
+		stale,
+	} {
+		if err := rc.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatalf("create %s as upstream: %v", obj.GetName(), err)
+		}
+	}
+	return rc
 }
 
 // TestDeleteUnadoptedUpstreamRuntime deletes a Runtime that still carries only upstream's
@@ -270,5 +297,116 @@ func TestSuspendAndForcePatch(t *testing.T) {
 	})
 	if d := diffCalls(calls, gardenCalls(t)); d["patch/200"] < 1 {
 		t.Errorf("forced: Gardener calls %v, want the shoot patched", d)
+	}
+}
+
+// adoptionCase is one kind of runtime upstream leaves, in TestAdoptTwentyUpstreamRuntimes.
+type adoptionCase struct {
+	// kind names it in the runtimes' names (a shoot name and its project have at most 21
+	// characters together); count is how many of it the scenario has.
+	kind  string
+	count int
+	// leave creates what upstream left, before the Runtime.
+	leave func(t *testing.T, rt *infrav1.Runtime)
+	// deleted deletes the Runtime right after creating it, as one upstream was deleting.
+	deleted bool
+	// want is the state the Runtime must end in; "" means gone.
+	want infrav1.State
+}
+
+// TestAdoptTwentyUpstreamRuntimes takes over 20 runtimes as upstream leaves them: Ready ones
+// (some with a removed administrator), ones whose shoot is still being created, Failed ones whose
+// shoot Gardener refused, and ones being deleted. Each ends in the state it should, the only
+// refusals from Gardener are the ones the Failed runtimes draw, and the Gardener writes are
+// counted.
+func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
+	cases := []adoptionCase{
+		{kind: "r", count: 9, want: infrav1.StateReady, leave: func(t *testing.T, rt *infrav1.Runtime) {
+			leaveClusterAsUpstream(t, leaveShootAsUpstream(t, rt, true), rt.Spec.Security.Administrators[0], "nobody@example.com")
+		}},
+		{kind: "ra", count: 3, want: infrav1.StateReady, leave: func(t *testing.T, rt *infrav1.Runtime) {
+			leaveClusterAsUpstream(t, leaveShootAsUpstream(t, rt, true), rt.Spec.Security.Administrators[0], "former-admin@example.com")
+		}},
+		{kind: "p", count: 4, want: infrav1.StateReady, leave: func(t *testing.T, rt *infrav1.Runtime) {
+			leaveShootAsUpstream(t, rt, false)
+		}},
+		{kind: "f", count: 2, want: infrav1.StateFailed, leave: func(_ *testing.T, rt *infrav1.Runtime) {
+			// A version Gardener no longer offers: upstream's create was refused, no shoot.
+			rt.Spec.Shoot.Kubernetes.Version = ptr.To("1.28.7")
+		}},
+		{kind: "d", count: 2, deleted: true, leave: func(t *testing.T, rt *infrav1.Runtime) {
+			leaveShootAsUpstream(t, rt, true)
+		}},
+	}
+	ctx := t.Context()
+	type adopted struct {
+		rt *infrav1.Runtime
+		c  adoptionCase
+	}
+	var all []adopted
+	for _, c := range cases {
+		for i := range c.count {
+			rt := awsRuntime(t, fmt.Sprintf("up-%s-%d", c.kind, i))
+			rt.Spec.Security.Administrators = []string{"admin@example.com"}
+			c.leave(t, rt)
+			all = append(all, adopted{rt: rt, c: c})
+		}
+	}
+
+	before := gardenCalls(t)
+	started := time.Now()
+	for _, a := range all {
+		a.rt.Finalizers = []string{runtimectrl.UpstreamFinalizer}
+		if err := env.Client.Create(ctx, a.rt); err != nil {
+			t.Fatal(err)
+		}
+		if a.c.deleted {
+			if err := env.Client.Delete(ctx, a.rt); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			t.Cleanup(func() { deleteRuntime(t, a.rt) })
+		}
+	}
+	for _, a := range all {
+		if a.c.want == "" {
+			err := testenv.Eventually(ctx, 3*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(a.rt), &infrav1.Runtime{})), nil
+			})
+			if err != nil {
+				t.Errorf("%s: not deleted: %v", a.rt.Name, err)
+			}
+			continue
+		}
+		got := waitForRuntime(t, a.rt, 3*time.Minute, string(a.c.want), func(rt *infrav1.Runtime) bool {
+			return rt.Status.State == a.c.want && (a.c.want != infrav1.StateReady || rt.Status.ProvisioningCompleted)
+		})
+		if got.Finalizers[0] != runtimectrl.Finalizer || len(got.Finalizers) != 1 {
+			t.Errorf("%s: finalizers %v", got.Name, got.Finalizers)
+		}
+	}
+	took := time.Since(started)
+	calls := diffCalls(before, gardenCalls(t))
+	var refusals float64
+	for call, n := range calls {
+		var verb string
+		var code int
+		if _, err := fmt.Sscanf(strings.Replace(call, "/", " ", 1), "%s %d", &verb, &code); err != nil {
+			continue
+		}
+		if code >= 400 && code < 500 && code != 404 {
+			refusals += n
+		}
+	}
+	t.Logf("adopted %d runtimes in %s; Gardener calls (verb/code: count): %v", len(all), took.Round(100*time.Millisecond), calls)
+	// One refusal per Failed runtime: its terminal error spends no attempt and is probed hourly.
+	if refusals != 2 {
+		t.Errorf("Gardener refused %v writes, want 2 (one per Failed runtime)", refusals)
+	}
+	// Successful patches: one apply per shoot taken over (12 Ready and 4 still being created),
+	// and the deletion confirmation of each of the 2 shoots being deleted. (The Failed runtimes'
+	// ConfigMaps are created, 201, and their shoots refused, 403.)
+	if got := calls["patch/200"]; got > 16+2 {
+		t.Errorf("%v successful patches, want at most 18: one per shoot taken over and one per deletion", got)
 	}
 }
