@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,13 +72,27 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// managerOptions are the manager's options in these tests: the realistic landscape of
-// testdata/landscape with API server ACLs on, short policies and deadlines.
+// upstreamArgs are arguments upstream's Deployment passes its manager; the manager of these
+// tests is started from them, so every lifecycle test runs a manager configured the way a
+// landscape that moves from upstream configures it.
+var upstreamArgs = []string{
+	"--gardener-project-name=" + project, "--gardener-request-timeout=30s",
+	"--gardener-ratelimiter-qps=20", "--gardener-ratelimiter-burst=40",
+	"--runtime-ctrl-workers-cnt=4", "--gardener-cluster-ctrl-workers-cnt=4",
+	"--converter-config-filepath=" + filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json"),
+	"--audit-log-mandatory=true", "--api-server-acl-enabled=true",
+	"--registry-cache-config-controller-enabled=false", "--runtime-bootstrapper-enabled=false",
+	"--metrics-bind-address=0", "--health-probe-bind-address=0",
+}
+
+// managerOptions are the manager's options in these tests: upstream's arguments (the realistic
+// landscape of testdata/landscape with API server ACLs on), then short policies and deadlines.
 func managerOptions() manager.Options {
 	o := manager.DefaultOptions()
-	o.ConverterConfig = filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json")
-	o.APIServerACLEnabled, o.AuditLogMandatory, o.Namespace = true, true, "kcp-system"
-	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, "0", "0", 4, true
+	fs := flag.NewFlagSet("manager", flag.PanicOnError)
+	o.BindFlags(fs)
+	_ = fs.Parse(upstreamArgs)
+	o.Namespace, o.SkipNameValidation = "kcp-system", true
 	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: testAttempts, Jitter: 0.5}
 	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 60*time.Second, time.Minute, time.Minute, 2*time.Second
 	o.CircuitThreshold, o.CircuitCooldown = 5, 3*time.Second
