@@ -709,6 +709,17 @@ type RuntimeStatus struct {
 	// Gardener mirrors the shoot's last operation and errors for operators.
 	// +optional
 	Gardener *GardenerStatus `json:"gardener,omitempty"`
+
+	// ShootLastOperation is the shoot's last operation as Gardener reports it, under the name
+	// upstream's manager writes it.
+	// +optional
+	ShootLastOperation *gardencorev1beta1.LastOperation `json:"shootLastOperation,omitempty"`
+
+	// ShootLastErrors are the shoot's last errors as Gardener reports them, under the name
+	// upstream's manager writes them.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	ShootLastErrors []gardencorev1beta1.LastError `json:"shootLastErrors,omitempty"`
 }
 
 // GardenerStatus mirrors what Gardener reports about the shoot.

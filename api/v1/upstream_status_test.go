@@ -13,10 +13,12 @@ import (
 )
 
 // upstreamStatus is the status upstream's manager writes on a Ready Runtime: its state, its
-// condition types and reasons, and provisioningCompleted.
+// condition types and reasons, provisioningCompleted and the shoot's last operation and errors.
 const upstreamStatus = `{
   "state": "Ready",
   "provisioningCompleted": true,
+  "shootLastOperation": {"type": "Reconcile", "state": "Succeeded", "progress": 100, "description": "Shoot cluster has been successfully reconciled.", "lastUpdateTime": "2026-01-01T00:04:00Z"},
+  "shootLastErrors": [{"description": "quota exceeded", "taskID": "deploy-infrastructure", "codes": ["ERR_INFRA_QUOTA_EXCEEDED"], "lastUpdateTime": "2026-01-01T00:00:30Z"}],
   "conditions": [
     {"type": "Provisioned", "status": "True", "reason": "Processing", "message": "Shoot creation completed", "lastTransitionTime": "2026-01-01T00:00:00Z"},
     {"type": "KubeconfigReady", "status": "True", "reason": "GardenerClusterCRReady", "message": "Gardener Cluster CR is ready.", "lastTransitionTime": "2026-01-01T00:01:00Z"},
@@ -60,10 +62,23 @@ func TestUpstreamStatusIsKept(t *testing.T) {
 	if got.Status.State != infrav1.StateReady || !got.Status.ProvisioningCompleted || len(got.Status.Conditions) != len(want.Conditions) {
 		t.Fatalf("status read back = %+v, want upstream's", got.Status)
 	}
+	if op := got.Status.ShootLastOperation; op == nil || op.State != "Succeeded" || op.Progress != 100 || op.Description == "" {
+		t.Errorf("shootLastOperation = %+v, want upstream's", op)
+	}
+	if errs := got.Status.ShootLastErrors; len(errs) != 1 || ptrString(errs[0].TaskID) != "deploy-infrastructure" || len(errs[0].Codes) != 1 || errs[0].LastUpdateTime == nil {
+		t.Errorf("shootLastErrors = %+v, want upstream's", errs)
+	}
 	for _, w := range want.Conditions {
 		g := meta.FindStatusCondition(got.Status.Conditions, w.Type)
 		if g == nil || g.Status != w.Status || g.Reason != w.Reason || g.Message != w.Message || !g.LastTransitionTime.Equal(&w.LastTransitionTime) {
 			t.Errorf("condition %s = %+v, want %+v", w.Type, g, w)
 		}
 	}
+}
+
+func ptrString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

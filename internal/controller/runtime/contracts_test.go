@@ -25,6 +25,9 @@ func TestContractsOtherComponentsRead(t *testing.T) {
 	rt = waitForRuntime(t, rt, 2*time.Minute, "Ready", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateReady })
 	id := rt.Labels[infrav1.LabelRuntimeID]
 
+	if op := rt.Status.ShootLastOperation; op == nil || op.State != "Succeeded" {
+		t.Errorf("status.shootLastOperation = %+v, want the shoot's succeeded operation", op)
+	}
 	gc := &infrav1.GardenerCluster{}
 	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: rt.Namespace, Name: id}, gc); err != nil {
 		t.Fatal(err)

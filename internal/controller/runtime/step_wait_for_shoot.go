@@ -30,6 +30,7 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))
 	}
 	rt.Status.Gardener = gardener.MirrorStatus(shoot)
+	mirrorUpstreamStatus(rt, shoot)
 	obs := gardener.Observe(shoot)
 	switch {
 	case obs.Done:

@@ -27,6 +27,7 @@ func (s steps) waitForShootDeletion(ctx context.Context, rt *infrav1.Runtime) fs
 		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))
 	}
 	rt.Status.Gardener = gardener.MirrorStatus(shoot)
+	mirrorUpstreamStatus(rt, shoot)
 	if obs := gardener.Observe(shoot); obs.Err != nil && obs.Operation == string(gardencorev1beta1.LastOperationTypeDelete) {
 		return fsm.Fail(obs.Err)
 	}
