@@ -57,6 +57,10 @@ const (
 	ConditionKubeconfigReady = "KubeconfigReady"
 	ConditionConfigured      = "RuntimeConfigured"
 	ConditionDeprovisioned   = "Deprovisioned"
+	// ConditionOidcConfigured and ConditionKymaSystemNSCreated are upstream's types for the
+	// additional OIDC providers and the kyma-system namespace.
+	ConditionOidcConfigured      = "OidcAndConfigMapConfigured"
+	ConditionKymaSystemNSCreated = "KymaSystemNSCreated"
 	// ConditionVersionsAsRequested is False while the shoot runs a higher Kubernetes or machine
 	// image version than the Runtime asks for: Gardener refuses downgrades, so the manager keeps
 	// the running version and says so here.

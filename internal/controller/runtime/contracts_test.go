@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
@@ -25,6 +27,12 @@ func TestContractsOtherComponentsRead(t *testing.T) {
 	rt = waitForRuntime(t, rt, 2*time.Minute, "Ready", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateReady })
 	id := rt.Labels[infrav1.LabelRuntimeID]
 
+	for _, typ := range []string{infrav1.ConditionProvisioned, infrav1.ConditionKubeconfigReady, infrav1.ConditionOidcConfigured,
+		infrav1.ConditionKymaSystemNSCreated, infrav1.ConditionConfigured} {
+		if c := meta.FindStatusCondition(rt.Status.Conditions, typ); c == nil || c.Status != metav1.ConditionTrue {
+			t.Errorf("upstream's condition %s = %+v, want True", typ, c)
+		}
+	}
 	if op := rt.Status.ShootLastOperation; op == nil || op.State != "Succeeded" {
 		t.Errorf("status.shootLastOperation = %+v, want the shoot's succeeded operation", op)
 	}

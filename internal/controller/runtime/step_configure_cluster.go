@@ -30,6 +30,7 @@ func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Ou
 	if err := client.IgnoreAlreadyExists(c.Create(ctx, ns)); err != nil {
 		return fsm.Fail(fmt.Errorf("create namespace %s: %w", KymaNamespace, err))
 	}
+	setCondition(rt, infrav1.ConditionKymaSystemNSCreated, true, "KymaSystemCreated", "kyma-system namespace created")
 	if err := reconcileAdministrators(ctx, c, rt.Spec.Security.Administrators); err != nil {
 		return fsm.Fail(err)
 	}
