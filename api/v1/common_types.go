@@ -63,8 +63,9 @@ type RetryStatus struct {
 	// +optional
 	Conflicts int32 `json:"conflicts,omitempty"`
 
-	// Class of the last error: Transient, Throttled, Conflict, Terminal or Timeout.
-	// +kubebuilder:validation:Enum=Transient;Throttled;Conflict;Terminal;Timeout
+	// Class of the last error: Transient, Throttled, Conflict, Terminal or Timeout; Paused while
+	// the step waits for a shared dependency (Gardener) to be back, which spends no attempt.
+	// +kubebuilder:validation:Enum=Transient;Throttled;Conflict;Terminal;Timeout;Paused
 	Class string `json:"class"`
 
 	// Reason is a bounded CamelCase reason for the last error.
@@ -83,8 +84,16 @@ type RetryStatus struct {
 	LastFailure metav1.Time `json:"lastFailure"`
 
 	// NextRetryAt is the earliest time the step runs again. Nothing acts on the object before it.
+	// It is absent while the step is paused: it then runs again once the shared dependency is
+	// back, released with jitter.
 	// +optional
 	NextRetryAt *metav1.Time `json:"nextRetryAt,omitempty"`
+
+	// PausedAt is set while the step waits for a dependency every runtime shares (Gardener, when
+	// its circuit breaker is open). A pause spends no attempt, and its length counts neither
+	// against the retry budget's duration nor against the step's deadline.
+	// +optional
+	PausedAt *metav1.Time `json:"pausedAt,omitempty"`
 }
 
 // EngineStatus is the part of the status that the FSM engine owns.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -45,11 +47,15 @@ func circuitState() prometheus.Gauge {
 // Breaker stops calling Gardener while it is down: after Threshold consecutive failures
 // (connection errors and 500, 502, 503, 504 replies; a 429 is an answer, not a failure) it opens
 // and refuses every call for Cooldown, then lets one probe through (half-open); a probe that
-// succeeds closes it, one that fails opens it again. Refused calls fail at once with a Throttled
-// error that asks to wait out the cooldown, so the engine does not hammer a dead Gardener.
+// succeeds closes it, one that fails opens it again. Refused calls, and the failed call that
+// opens the circuit, fail at once with a Paused error: the step that made them waits for the
+// circuit to close and spends no attempt. As the engine's fsm.Gate, the breaker then releases
+// the paused runtimes spread over ReleaseWindow, so they neither hammer a recovering Gardener
+// nor wait out backoffs they grew during the outage.
 type Breaker struct {
 	threshold int
 	cooldown  time.Duration
+	window    time.Duration
 	clock     clock.PassiveClock
 	gauge     prometheus.Gauge
 
@@ -57,19 +63,36 @@ type Breaker struct {
 	state    int
 	failures int
 	openedAt time.Time
+	closedAt time.Time
 	probing  bool
 }
 
-// NewBreaker returns a closed breaker; gauge may be nil to use gardener_circuit_state.
-func NewBreaker(threshold int, cooldown time.Duration, c clock.PassiveClock, gauge prometheus.Gauge) *Breaker {
-	if c == nil {
-		c = clock.RealClock{}
+// BreakerConfig configures a Breaker.
+type BreakerConfig struct {
+	// Threshold is the number of consecutive failures that opens the circuit.
+	Threshold int
+	// Cooldown is how long an open circuit refuses calls before one probe.
+	Cooldown time.Duration
+	// ReleaseWindow spreads the release of paused runtimes after the circuit closes, and after
+	// the manager starts.
+	ReleaseWindow time.Duration
+	// Clock defaults to the real clock.
+	Clock clock.PassiveClock
+	// Gauge defaults to gardener_circuit_state.
+	Gauge prometheus.Gauge
+}
+
+// NewBreaker returns a closed breaker.
+func NewBreaker(c BreakerConfig) *Breaker {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
 	}
-	if gauge == nil {
-		gauge = circuitState()
+	if c.Gauge == nil {
+		c.Gauge = circuitState()
 	}
-	gauge.Set(CircuitClosed)
-	return &Breaker{threshold: threshold, cooldown: cooldown, clock: c, gauge: gauge}
+	c.Gauge.Set(CircuitClosed)
+	return &Breaker{threshold: c.Threshold, cooldown: c.Cooldown, window: c.ReleaseWindow,
+		clock: c.Clock, gauge: c.Gauge, closedAt: c.Clock.Now()}
 }
 
 // Wrap puts the breaker in front of every call through cfg.
@@ -80,10 +103,68 @@ func (b *Breaker) Wrap(cfg *rest.Config) {
 				return nil, err
 			}
 			resp, err := next.RoundTrip(req)
-			b.record(err != nil || isOutage(resp.StatusCode))
+			failed := err != nil || isOutage(resp.StatusCode)
+			if opened := b.record(failed); opened {
+				// The call that opened the circuit is part of the outage, like the ones it
+				// refuses next: it pauses its step instead of spending an attempt.
+				if resp != nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+				}
+				return nil, b.refusal(b.cooldown)
+			}
 			return resp, err //nolint:wrapcheck // a RoundTripper passes its transport's error through unchanged.
 		})
 	})
+}
+
+// refusal is the error of a call the open circuit refused. Its message is the same for every
+// call, so the status of a paused runtime does not change while the outage lasts.
+func (b *Breaker) refusal(after time.Duration) error {
+	return retry.Paused("GardenerCircuitOpen", after,
+		fmt.Errorf("%w: Gardener failed %d calls in a row; calls resume when a probe succeeds", ErrCircuitOpen, b.threshold))
+}
+
+// Open reports whether the circuit is closed, that is, whether Gardener is available: the
+// fsm.Gate side of the breaker.
+func (b *Breaker) Open() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state == CircuitClosed
+}
+
+// Wait returns how long the paused runtime with this key must still wait. While the circuit is
+// not closed, until the next moment it might be (at least a second); once it is closed, until
+// the runtime's place in the release window, which is fixed per key and starts when the circuit
+// closed.
+func (b *Breaker) Wait(key string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	poll := max(b.cooldown/4, time.Second) + spread(key, time.Second)
+	switch b.state {
+	case CircuitOpen:
+		return max(b.cooldown-now.Sub(b.openedAt), 0) + poll
+	case CircuitHalfOpen:
+		return poll
+	}
+	release := b.closedAt.Add(spread(key, b.window))
+	if now.Before(release) {
+		return release.Sub(now)
+	}
+	return 0
+}
+
+// spread maps key to a fixed point of [0, d), evenly for keys that differ only in a suffix:
+// FNV alone leaves its high bits alike for those, so its sum is mixed (splitmix64's finalizer).
+func spread(key string, d time.Duration) time.Duration {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	x := h.Sum64()
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return time.Duration(float64(d) * float64(x>>11) / float64(1<<53))
 }
 
 // State returns the breaker's state.
@@ -100,21 +181,23 @@ func (b *Breaker) allow() error {
 	case CircuitOpen:
 		wait := b.cooldown - b.clock.Since(b.openedAt)
 		if wait > 0 {
-			return retry.Throttled("GardenerCircuitOpen", wait, fmt.Errorf("%w for another %s", ErrCircuitOpen, wait.Round(time.Second)))
+			return b.refusal(wait)
 		}
 		b.set(CircuitHalfOpen)
 		b.probing = true
 		return nil
 	case CircuitHalfOpen:
 		if b.probing {
-			return retry.Throttled("GardenerCircuitOpen", time.Second, fmt.Errorf("%w: a probe is under way", ErrCircuitOpen))
+			return b.refusal(time.Second)
 		}
 		b.probing = true
 	}
 	return nil
 }
 
-func (b *Breaker) record(failed bool) {
+// record counts a call's outcome and reports whether it was a failure that found or left the
+// circuit open.
+func (b *Breaker) record(failed bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.state == CircuitHalfOpen {
@@ -123,18 +206,20 @@ func (b *Breaker) record(failed bool) {
 			b.open()
 		} else {
 			b.failures = 0
+			b.closedAt = b.clock.Now()
 			b.set(CircuitClosed)
 		}
-		return
+		return failed
 	}
 	if !failed {
 		b.failures = 0
-		return
+		return false
 	}
 	b.failures++
 	if b.state == CircuitClosed && b.failures >= b.threshold {
 		b.open()
 	}
+	return b.state == CircuitOpen
 }
 
 // ProbeDue reports whether the circuit is open and its cooldown has passed, so the next call

@@ -3,6 +3,7 @@ package gardener
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -28,7 +29,7 @@ func TestBreaker(t *testing.T) {
 	defer srv.Close()
 	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_circuit_state"})
-	b := NewBreaker(3, 30*time.Second, clock, gauge)
+	b := NewBreaker(BreakerConfig{Threshold: 3, Cooldown: 30 * time.Second, Clock: clock, Gauge: gauge})
 	cfg := &rest.Config{Host: srv.URL}
 	b.Wrap(cfg)
 	rt, err := rest.TransportFor(cfg)
@@ -65,7 +66,9 @@ func TestBreaker(t *testing.T) {
 	_ = call()
 	_ = call()
 	expect("a success in between resets the count", CircuitClosed)
-	_ = call()
+	if err := call(); retry.Classify(err).Class != retry.ClassPaused {
+		t.Errorf("the failure that opens the circuit returned %v, want a Paused refusal", err)
+	}
 	expect("three failures in a row open it", CircuitOpen)
 
 	before := served.Load()
@@ -73,8 +76,8 @@ func TestBreaker(t *testing.T) {
 	if !errors.Is(err, ErrCircuitOpen) || served.Load() != before {
 		t.Fatalf("an open breaker let a call through (err %v)", err)
 	}
-	if c := retry.Classify(err); c.Class != retry.ClassThrottled || c.RetryAfter != 30*time.Second {
-		t.Errorf("refusal classified as %+v, want Throttled for the 30s cooldown", c)
+	if c := retry.Classify(err); c.Class != retry.ClassPaused || c.RetryAfter != 30*time.Second {
+		t.Errorf("refusal classified as %+v, want Paused for the 30s cooldown", c)
 	}
 
 	clock.Step(30 * time.Second)
@@ -99,7 +102,7 @@ func TestProberClosesAnIdleCircuit(t *testing.T) {
 	}))
 	defer srv.Close()
 	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	b := NewBreaker(1, 30*time.Second, clock, prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_prober_state"}))
+	b := NewBreaker(BreakerConfig{Threshold: 1, Cooldown: 30 * time.Second, Clock: clock, Gauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_prober_state"})})
 	cfg := &rest.Config{Host: srv.URL}
 	b.Wrap(cfg)
 	rt, err := rest.TransportFor(cfg)
@@ -141,12 +144,63 @@ func TestProberClosesAnIdleCircuit(t *testing.T) {
 
 // TestProberStopsWithItsContext runs the prober loop and checks it ends when its context does.
 func TestProberStopsWithItsContext(t *testing.T) {
-	b := NewBreaker(1, time.Second, nil, prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_prober_loop_state"}))
+	b := NewBreaker(BreakerConfig{Threshold: 1, Cooldown: time.Second, Gauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_prober_loop_state"})})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- b.Prober(time.Millisecond, func(context.Context) error { return nil })(ctx) }()
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("prober returned %v", err)
+	}
+}
+
+// TestBreakerGate checks the breaker as the engine's gate: closed while the circuit is not, and
+// once it closes, each paused runtime is released at a fixed point of the window that starts then.
+func TestBreakerGate(t *testing.T) {
+	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := NewBreaker(BreakerConfig{Threshold: 1, Cooldown: 40 * time.Second, ReleaseWindow: time.Minute, Clock: clock,
+		Gauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_gate_state"})})
+	keys := make([]string, 200)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("kcp-system/runtime-%d", i)
+	}
+	b.record(true)
+	if b.Open() {
+		t.Fatal("gate open while the circuit is open")
+	}
+	for _, k := range keys {
+		if w := b.Wait(k); w < 40*time.Second+10*time.Second || w > 40*time.Second+11*time.Second {
+			t.Fatalf("%s waits %s while the circuit is open for 40s, want the cooldown plus a poll of 10-11s", k, w)
+		}
+	}
+	clock.Step(40 * time.Second)
+	if err := b.allow(); err != nil {
+		t.Fatal(err)
+	}
+	b.record(false)
+	if !b.Open() {
+		t.Fatal("gate closed after a successful probe")
+	}
+	var released [6]int // per ten seconds of the window
+	for _, k := range keys {
+		w := b.Wait(k)
+		if w < 0 || w >= time.Minute {
+			t.Fatalf("%s waits %s, want a point of the one-minute window", k, w)
+		}
+		released[int(w/(10*time.Second))]++
+		if again := b.Wait(k); again != w {
+			t.Fatalf("%s: place in the window moved from %s to %s", k, w, again)
+		}
+	}
+	for i, n := range released {
+		if n < 15 || n > 55 {
+			t.Errorf("%d of %d runtimes released in second %d-%d of the window, want about a sixth: %v", n, len(keys), i*10, i*10+10, released)
+		}
+	}
+	clock.Step(time.Minute)
+	for _, k := range keys {
+		if w := b.Wait(k); w != 0 {
+			t.Fatalf("%s still waits %s after the window", k, w)
+		}
 	}
 }

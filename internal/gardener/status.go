@@ -152,7 +152,9 @@ func Observe(shoot *gardencorev1beta1.Shoot) Observation {
 			obs.Waiting += ": " + detail
 		}
 	default:
-		obs.Waiting = fmt.Sprintf("%s %s %d%%", op.Type, op.State, op.Progress)
+		// No progress figure: it lives in the status's shoot operation, and a condition message
+		// that changed with it would make every poll a write.
+		obs.Waiting = fmt.Sprintf("Gardener operation %s is %s", op.Type, op.State)
 	}
 	return obs
 }

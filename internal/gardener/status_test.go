@@ -67,17 +67,17 @@ func TestObserve(t *testing.T) {
 		{
 			name:        "create processing",
 			shoot:       newShoot(1, 1, op(opCreate, stProcessing, 40, "Waiting for infrastructure")),
-			wantWaiting: "Create Processing 40%",
+			wantWaiting: "Gardener operation Create is Processing",
 		},
 		{
 			name:        "reconcile pending",
 			shoot:       newShoot(2, 2, op(opReconcile, stPending, 0, "")),
-			wantWaiting: "Reconcile Pending 0%",
+			wantWaiting: "Gardener operation Reconcile is Pending",
 		},
 		{
 			name:        "aborted waits",
 			shoot:       newShoot(2, 2, op(opCreate, stAborted, 10, "")),
-			wantWaiting: "Create Aborted 10%",
+			wantWaiting: "Gardener operation Create is Aborted",
 		},
 		{
 			name:     "create succeeded for the current generation",

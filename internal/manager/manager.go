@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -49,12 +50,16 @@ type Options struct {
 	// CircuitThreshold consecutive Gardener failures open the circuit breaker for CircuitCooldown.
 	CircuitThreshold int
 	CircuitCooldown  time.Duration
+	// ReleaseWindow spreads the release of runtimes paused by an open circuit once it closes.
+	ReleaseWindow time.Duration
 	// MetricsAddr serves the metrics; "0" disables them.
 	MetricsAddr string
 	// ProbeAddr serves the health probes; "0" disables them.
 	ProbeAddr string
-	// LeaderElection elects one active replica.
-	LeaderElection bool
+	// LeaderElection elects one active replica; the lease lives in LeaderElectionNamespace
+	// (default: Namespace).
+	LeaderElection          bool
+	LeaderElectionNamespace string
 	// Workers is the number of concurrent reconciles per controller.
 	Workers int
 	// Policy is the retry policy of every step.
@@ -113,6 +118,8 @@ func DefaultOptions() Options {
 		GardenBurst:              40,
 		CircuitThreshold:         20,
 		CircuitCooldown:          30 * time.Second,
+		ReleaseWindow:            30 * time.Second,
+		GardenRequestTimeout:     3 * time.Second,
 		MetricsAddr:              ":8080",
 		ProbeAddr:                ":8081",
 		Workers:                  25,
@@ -146,9 +153,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.GardenBurst, "gardener-burst", o.GardenBurst, "burst of the Gardener rate limit")
 	fs.IntVar(&o.CircuitThreshold, "gardener-circuit-threshold", o.CircuitThreshold, "consecutive Gardener failures (5xx, no reply) that open the circuit breaker")
 	fs.DurationVar(&o.CircuitCooldown, "gardener-circuit-cooldown", o.CircuitCooldown, "how long an open circuit refuses Gardener calls before one probe")
+	fs.DurationVar(&o.ReleaseWindow, "gardener-release-window", o.ReleaseWindow, "window over which runtimes paused by an open circuit are released once it closes")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, for more than one replica")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease (default: --namespace)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
 	fs.DurationVar(&o.Policy.Initial, "retry-initial", o.Policy.Initial, "delay before the first retry of a failed step")
 	fs.Float64Var(&o.Policy.Factor, "retry-factor", o.Policy.Factor, "growth of the retry delay per attempt")
@@ -297,12 +306,15 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress: o.ProbeAddr,
-		LeaderElection:         o.LeaderElection,
-		LeaderElectionID:       "infrastructure-manager.kyma-project.io",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        "infrastructure-manager.kyma-project.io",
+		LeaderElectionNamespace: cmp.Or(o.LeaderElectionNamespace, o.Namespace),
+		// A replica that stops hands the lease over at once instead of letting it expire.
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 		// The only ConfigMap the manager reads is the landscape's, in its own namespace.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{o.Namespace: {}}},
@@ -311,19 +323,20 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
-	gardenCluster, prober, err := newGardenCluster(garden, scheme, o)
+	gardenCluster, breaker, err := newGardenCluster(garden, scheme, o)
 	if err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(gardenCluster); err != nil {
 		return nil, fmt.Errorf("add garden cluster: %w", err)
 	}
-	if err := mgr.Add(prober); err != nil {
+	if err := mgr.Add(breaker.prober); err != nil {
 		return nil, fmt.Errorf("add circuit prober: %w", err)
 	}
 	convert := o.ConvertOptions(l)
 	ns := convert.Namespace
-	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay)}
+	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
+		fsm.WithGate(breaker.Breaker)}
 	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
 		Client:              mgr.GetClient(),
 		Garden:              gardenCluster.GetClient(),
@@ -357,15 +370,24 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
+// gardenBreaker is the circuit breaker of the Gardener calls and the prober the manager runs for
+// it.
+type gardenBreaker struct {
+	*gardener.Breaker
+	prober manager.Runnable
+}
+
 // newGardenCluster connects to the Gardener project behind one client-side rate limit and one
 // circuit breaker, shared by every call of both controllers, counts the calls that reach
-// Gardener, and caches the project's shoots for the watches. It also returns the breaker's
-// prober, which the manager runs.
-func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (cluster.Cluster, manager.Runnable, error) {
+// Gardener, and caches the project's shoots for the watches. It also returns the breaker, the
+// engines' gate, with its prober.
+func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (cluster.Cluster, gardenBreaker, error) {
 	cfg := rest.CopyConfig(garden)
 	gardener.WithRequestTimeout(cfg, o.GardenRequestTimeout)
 	gardener.Instrument(cfg)
-	breaker := gardener.NewBreaker(o.CircuitThreshold, o.CircuitCooldown, nil, nil)
+	breaker := gardener.NewBreaker(gardener.BreakerConfig{
+		Threshold: o.CircuitThreshold, Cooldown: o.CircuitCooldown, ReleaseWindow: o.ReleaseWindow,
+	})
 	breaker.Wrap(cfg)
 	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.GardenQPS), o.GardenBurst)
 	c, err := cluster.New(cfg, func(co *cluster.Options) {
@@ -375,17 +397,17 @@ func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (c
 		co.Client = client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&gardencorev1beta1.Seed{}, &corev1.ConfigMap{}}}}
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("garden cluster: %w", err)
+		return nil, gardenBreaker{}, fmt.Errorf("garden cluster: %w", err)
 	}
 	// The probe reads the Gardener API's version: the cheapest call, through the same breaker.
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("garden discovery client: %w", err)
+		return nil, gardenBreaker{}, fmt.Errorf("garden discovery client: %w", err)
 	}
 	probe := func(context.Context) error {
 		_, err := disco.ServerVersion()
 		return err //nolint:wrapcheck // the breaker records the reply; nobody reads this error.
 	}
 	interval := max(o.CircuitCooldown/4, 100*time.Millisecond)
-	return c, manager.RunnableFunc(breaker.Prober(interval, probe)), nil
+	return c, gardenBreaker{Breaker: breaker, prober: manager.RunnableFunc(breaker.Prober(interval, probe))}, nil
 }

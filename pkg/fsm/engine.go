@@ -32,6 +32,7 @@ const (
 	ReasonProgressing = "Progressing"
 	ReasonWaiting     = "Waiting"
 	ReasonRetrying    = "Retrying"
+	ReasonPaused      = "Paused"
 	ReasonDeleting    = "Deleting"
 )
 
@@ -40,7 +41,12 @@ const (
 	EventStepFailed     = "StepFailed"
 	EventRetryRequested = "RetryRequested"
 	EventRecovered      = "Recovered"
+	EventPaused         = "Paused"
 )
+
+// ReasonDependencyDown is the retry reason of a waiting step whose deadline passed while the
+// gate was closed.
+const ReasonDependencyDown = "DependencyUnavailable"
 
 // defaultAdvance is how soon the next step runs after a step moved on, unless WithAdvanceDelay
 // says otherwise.
@@ -153,7 +159,7 @@ func logChange(log logr.Logger, before, after *infrav1.EngineStatus) {
 // the machine's own forget hook (WithOnForget).
 func (e *Engine[T]) Forget(key types.NamespacedName) {
 	if e.cfg.metrics != nil {
-		e.cfg.metrics.forget(key.String())
+		e.cfg.metrics.forget(e.seriesKey(key))
 	}
 	if e.cfg.onForget != nil {
 		e.cfg.onForget(key)
@@ -215,6 +221,12 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 			return d
 		}
 		e.enter(st, e.m.Start, now)
+	}
+	if r := st.Retry; r != nil && r.PausedAt != nil && st.State != infrav1.StateFailed {
+		if wait := e.pausedFor(obj, r, now); wait > 0 {
+			return decision{after: wait}
+		}
+		e.resume(st, now)
 	}
 	if r := st.Retry; r != nil && r.NextRetryAt != nil && now.Before(r.NextRetryAt.Time) {
 		return decision{after: r.NextRetryAt.Sub(now)}
@@ -332,6 +344,12 @@ func (e *Engine[T]) wait(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome
 	}
 	if s.Deadline > 0 {
 		deadline := st.Step.EnteredAt.Add(s.Deadline)
+		if !now.Before(deadline) && e.cfg.gate != nil && !e.cfg.gate.Open() {
+			// What the step waits for may be stuck only because the dependency is down: the
+			// deadline is extended by the pause.
+			return e.pause(obj, st, s, retry.Classification{Class: retry.ClassPaused, Reason: ReasonDependencyDown},
+				fmt.Errorf("the deadline of %s passed while a shared dependency is unavailable", s.Deadline), now)
+		}
 		if !now.Before(deadline) {
 			return e.fail(obj, st, s, retry.Timeout("DeadlineExceeded",
 				fmt.Errorf("no progress within %s: %s", s.Deadline, out.why)), now)
@@ -359,6 +377,9 @@ func (e *Engine[T]) succeed(obj T, st *infrav1.EngineStatus, s Step[T], now time
 // fail classifies err and decides: retry soon (conflict), retry with backoff, or Failed.
 func (e *Engine[T]) fail(obj T, st *infrav1.EngineStatus, s Step[T], err error, now time.Time) decision {
 	c := retry.Classify(err)
+	if c.Class == retry.ClassPaused {
+		return e.pause(obj, st, s, c, err, now)
+	}
 	if st.State != infrav1.StateFailed {
 		e.count(func(m *Metrics) { m.failures.WithLabelValues(e.m.Name, s.Name, string(c.Class)).Inc() })
 	}
@@ -401,11 +422,82 @@ func (e *Engine[T]) fail(obj T, st *infrav1.EngineStatus, s Step[T], err error, 
 	if st.State == infrav1.StateReady {
 		st.State = infrav1.StatePending
 	}
-	msg := fmt.Sprintf("Step %s failed (attempt %d of %d): %s; next retry at %s",
-		s.Name, rec.Attempt, rec.Limit, rec.Message, next.UTC().Format(time.RFC3339))
+	// The message names no attempt and no time (status.retry has them), so that a retry that
+	// fails the same way writes no new condition and its events aggregate.
+	msg := fmt.Sprintf("Step %s failed and is retried with backoff: %s", s.Name, rec.Message)
 	e.setReady(st, metav1.ConditionFalse, ReasonRetrying, msg)
 	e.cfg.recorder.Event(obj, corev1.EventTypeWarning, EventStepFailed, msg)
 	return decision{after: next.Sub(now)}
+}
+
+// pause holds the step until the shared dependency is back, spending no attempt: the retry record
+// keeps its attempt count and notes when the pause began. A Failed object stays as it is, so its
+// alert keeps its identity; its probe runs once the dependency is back.
+func (e *Engine[T]) pause(obj T, st *infrav1.EngineStatus, s Step[T], c retry.Classification, err error, now time.Time) decision {
+	rec := st.Retry
+	if st.State == infrav1.StateFailed && rec != nil {
+		wait := max(c.RetryAfter, time.Second) + time.Duration(float64(time.Second)*e.cfg.rand())
+		rec.NextRetryAt = ptrTime(ceilSecond(now.Add(wait)))
+		return decision{after: wait}
+	}
+	if rec == nil || rec.Step != s.Name {
+		rec = &infrav1.RetryStatus{Step: s.Name, FirstFailure: metav1.NewTime(stamp(now))}
+		st.Retry = rec
+	}
+	rec.Class, rec.Reason, rec.Limit, rec.Conflicts = string(c.Class), c.Reason, e.m.policy(s).MaxAttempts, 0
+	rec.Message = retry.Sanitize(err.Error(), e.cfg.maxMessage)
+	if rec.PausedAt == nil {
+		rec.PausedAt = ptrTime(stamp(now))
+		rec.LastFailure = metav1.NewTime(stamp(now))
+		e.cfg.recorder.Event(obj, corev1.EventTypeNormal, EventPaused,
+			fmt.Sprintf("Step %s paused until a shared dependency is back, spending no attempt: %s", s.Name, rec.Message))
+	}
+	if st.State == infrav1.StateReady {
+		st.State = infrav1.StatePending
+	}
+	e.setReady(st, metav1.ConditionFalse, ReasonPaused,
+		fmt.Sprintf("Step %s waits until a shared dependency is back: %s", s.Name, rec.Message))
+	if e.cfg.gate == nil {
+		wait := max(c.RetryAfter, time.Second)
+		rec.NextRetryAt = ptrTime(ceilSecond(now.Add(wait)))
+		return decision{after: wait}
+	}
+	rec.NextRetryAt = nil
+	return decision{after: max(e.cfg.gate.Wait(client.ObjectKeyFromObject(obj).String()), time.Second)}
+}
+
+// pausedFor returns how long a paused step must still wait: what the gate says, or without a
+// gate, until the persisted next retry time.
+func (e *Engine[T]) pausedFor(obj T, r *infrav1.RetryStatus, now time.Time) time.Duration {
+	if e.cfg.gate != nil {
+		return e.cfg.gate.Wait(client.ObjectKeyFromObject(obj).String())
+	}
+	if r.NextRetryAt != nil && now.Before(r.NextRetryAt.Time) {
+		return r.NextRetryAt.Sub(now)
+	}
+	return 0
+}
+
+// resume ends a pause: its length is added to the first failure (the budget's duration) and to
+// the step's start (its deadline), so the outage counts against neither. A step that had not
+// failed before the pause has no retry record left; one that had runs now as its retry.
+func (e *Engine[T]) resume(st *infrav1.EngineStatus, now time.Time) {
+	r := st.Retry
+	paused := stamp(now).Sub(r.PausedAt.Time)
+	r.FirstFailure = metav1.NewTime(r.FirstFailure.Add(paused))
+	switch {
+	case st.Step.Name == r.Step && r.Reason == ReasonDependencyDown:
+		// A wait whose deadline passed during the outage: what it waits for may have been stuck
+		// only because the dependency was down, so it gets its whole deadline again.
+		st.Step.EnteredAt = metav1.NewTime(stamp(now))
+	case st.Step.Name == r.Step:
+		st.Step.EnteredAt = metav1.NewTime(st.Step.EnteredAt.Add(paused))
+	}
+	r.PausedAt = nil
+	r.NextRetryAt = ptrTime(stamp(now))
+	if r.Attempt == 0 {
+		st.Retry = nil
+	}
 }
 
 // markFailed ends the retries of the step: the object is Failed, and a probe runs once per probe
@@ -417,7 +509,7 @@ func (e *Engine[T]) markFailed(obj T, st *infrav1.EngineStatus, reason string, n
 	var msg string
 	switch reason {
 	case infrav1.ReasonRetriesExhausted:
-		msg = fmt.Sprintf("Step %s failed %d times, retries exhausted: %s", rec.Step, rec.Attempt, rec.Message)
+		msg = fmt.Sprintf("Step %s failed until its retries were exhausted: %s", rec.Step, rec.Message)
 	case infrav1.ReasonUserActionRequired:
 		msg = fmt.Sprintf("Step %s failed and needs the user to act: %s", rec.Step, rec.Message)
 	default:
@@ -486,7 +578,13 @@ func (e *Engine[T]) syncMetrics(obj T, st *infrav1.EngineStatus) {
 	if st.Step != nil {
 		deadline = e.steps[st.Step.Name].Deadline.Seconds()
 	}
-	e.cfg.metrics.syncObject(client.ObjectKeyFromObject(obj).String(), e.cfg.labels(obj), st, deadline)
+	e.cfg.metrics.syncObject(e.seriesKey(client.ObjectKeyFromObject(obj)), e.cfg.labels(obj), st, deadline)
+}
+
+// seriesKey identifies an object's series among those of every engine sharing the metrics: a
+// GardenerCluster named like its Runtime has series of its own.
+func (e *Engine[T]) seriesKey(key types.NamespacedName) string {
+	return e.m.Name + "/" + key.String()
 }
 
 // jitter spreads a poll interval by ±10% so waiting objects do not poll in lockstep.

@@ -42,6 +42,7 @@ type config struct {
 	onForget      func(types.NamespacedName)
 	inputs        func(client.Object) string
 	advance       time.Duration
+	gate          Gate
 }
 
 func defaultConfig() config {
@@ -95,6 +96,21 @@ func WithAdvanceDelay(d time.Duration) Option {
 		}
 	}
 }
+
+// Gate holds back the objects whose step was paused (retry.ClassPaused) because a dependency every
+// object shares is down, and releases them when it is back. A Gate spreads the release over a
+// window, so the objects do not all call the dependency in the same second.
+type Gate interface {
+	// Open reports whether the dependency is available now.
+	Open() bool
+	// Wait returns how long the paused object with this key must still wait before its step runs
+	// again; zero means now.
+	Wait(key string) time.Duration
+}
+
+// WithGate sets the gate of paused steps. Without one, a paused step runs again after the delay
+// its error suggested (at least a second), still without spending an attempt.
+func WithGate(g Gate) Option { return func(o *config) { o.gate = g } }
 
 // WithProbeInterval sets how often a Failed object's step is tried once more (default 1h). A
 // probe does not reset the budget; one that succeeds ends the failure.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,23 +16,51 @@ import (
 // Reconciler is the thin layer between controller-runtime and an Engine: it fetches the object,
 // hands it to the engine, and persists the status in one patch. It returns an error only when
 // it could not read the object or write the status; everything else is in the engine's result.
+//
+// It decides on the state it wrote last: it remembers the resourceVersion its last write left
+// each object at, and when the cache holds another one (the informer has not seen the write yet,
+// or is reconnecting after an API server restart), it reads the object from the API server
+// instead. So a step that moved on is never run again from a stale copy, and no status patch is
+// built on one.
 type Reconciler[T Object] struct {
 	client client.Client
+	reader client.Reader
 	engine *Engine[T]
 	newObj func() T
+
+	mu      sync.Mutex
+	written map[types.NamespacedName]string // resourceVersion after the last write, by object
+}
+
+// ReconcilerOption configures a Reconciler.
+type ReconcilerOption func(*reconcilerConfig)
+
+type reconcilerConfig struct {
+	reader client.Reader
+}
+
+// WithAPIReader sets the uncached reader (the manager's GetAPIReader) used when the cache has
+// not caught up with the reconciler's own last write. Without it, the client reads again.
+func WithAPIReader(r client.Reader) ReconcilerOption {
+	return func(c *reconcilerConfig) { c.reader = r }
 }
 
 // NewReconciler returns a reconciler for objects that newObj creates empty.
-func NewReconciler[T Object](c client.Client, engine *Engine[T], newObj func() T) *Reconciler[T] {
-	return &Reconciler[T]{client: c, engine: engine, newObj: newObj}
+func NewReconciler[T Object](c client.Client, engine *Engine[T], newObj func() T, opts ...ReconcilerOption) *Reconciler[T] {
+	cfg := reconcilerConfig{reader: c}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Reconciler[T]{client: c, reader: cfg.reader, engine: engine, newObj: newObj,
+		written: map[types.NamespacedName]string{}}
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := r.newObj()
-	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+	obj, err := r.get(ctx, req.NamespacedName)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
-			r.engine.Forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get %s: %w", req.NamespacedName, err)
@@ -44,12 +73,46 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.patchStatus(ctx, obj, before); err != nil {
 		if apierrors.IsNotFound(err) {
 			// The last step removed the finalizer and the object is gone.
-			r.engine.Forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
+		// What the API server holds now is unknown: read it next time.
+		r.remember(req.NamespacedName, "")
 		return ctrl.Result{}, fmt.Errorf("patch status of %s: %w", req.NamespacedName, err)
 	}
+	r.remember(req.NamespacedName, obj.GetResourceVersion())
 	return res, nil
+}
+
+// get reads the object from the cache, or from the API server when the cache does not hold the
+// version the last write left.
+func (r *Reconciler[T]) get(ctx context.Context, key types.NamespacedName) (T, error) {
+	obj := r.newObj()
+	err := r.client.Get(ctx, key, obj)
+	r.mu.Lock()
+	want, wrote := r.written[key]
+	r.mu.Unlock()
+	if !wrote || (err == nil && obj.GetResourceVersion() == want) {
+		return obj, err //nolint:wrapcheck // the caller wraps it.
+	}
+	fresh := r.newObj()
+	if err := r.reader.Get(ctx, key, fresh); err != nil {
+		return fresh, err //nolint:wrapcheck // the caller wraps it.
+	}
+	return fresh, nil
+}
+
+func (r *Reconciler[T]) remember(key types.NamespacedName, resourceVersion string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.written[key] = resourceVersion
+}
+
+func (r *Reconciler[T]) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	delete(r.written, key)
+	r.mu.Unlock()
+	r.engine.Forget(key)
 }
 
 // patchStatus writes what changed in the status since before as a JSON merge patch of the status

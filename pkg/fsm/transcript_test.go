@@ -49,10 +49,37 @@ type harness struct {
 	maxStep time.Duration                  // the longest the clock moves between calls
 	actions map[int]func(*infrav1.Runtime) // changes the world before the numbered call
 	inputs  string                         // the fingerprint of the outside inputs
+	gate    *fakeGate                      // the shared dependency, available unless closed
+}
+
+// fakeGate is a shared dependency that a transcript closes and opens; once open, it releases
+// the object release after it opened.
+type fakeGate struct {
+	clock    *clocktesting.FakeClock
+	closed   bool
+	openedAt time.Time
+	release  time.Duration
+}
+
+func (g *fakeGate) Open() bool { return !g.closed }
+
+func (g *fakeGate) Wait(string) time.Duration {
+	if g.closed {
+		return 30 * time.Second
+	}
+	return max(g.openedAt.Add(g.release).Sub(g.clock.Now()), 0)
+}
+
+func (g *fakeGate) setClosed(closed bool) {
+	g.closed = closed
+	if !closed {
+		g.openedAt = g.clock.Now()
+	}
 }
 
 func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
 	h := &harness{t: t, clock: clocktesting.NewFakeClock(start), script: script, maxStep: 24 * time.Hour, actions: map[int]func(*infrav1.Runtime){}}
+	h.gate = &fakeGate{clock: h.clock, release: 12 * time.Second}
 	step := func(name string, success fsm.Outcome) fsm.StepFunc[*infrav1.Runtime] {
 		return func(ctx context.Context, _ *infrav1.Runtime) fsm.Outcome {
 			out := success
@@ -83,6 +110,7 @@ func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
 		fsm.WithResync(30*time.Minute),
 		fsm.WithConflictLimit(3, time.Second),
 		fsm.WithInputs(func(client.Object) string { return h.inputs }),
+		fsm.WithGate(h.gate),
 		fsm.WithRecorder(fsm.RecorderFunc(func(_ runtime.Object, typ, reason, msg string) {
 			h.events = append(h.events, fmt.Sprintf("%s %s %q", typ, reason, msg))
 		})),
@@ -142,8 +170,12 @@ func (h *harness) record(after time.Duration) {
 	fmt.Fprintf(&h.out, "call %d at +%s: ran %s; requeue after %s\n", h.calls, h.clock.Now().Sub(start), h.ran, after)
 	fmt.Fprintf(&h.out, "  state=%s step=%s entered=%s\n", st.State, st.Step.Name, rel(&st.Step.EnteredAt))
 	if r := st.Retry; r != nil {
-		fmt.Fprintf(&h.out, "  retry: step=%s attempt=%d/%d conflicts=%d class=%s reason=%s first=%s last=%s next=%s\n",
+		fmt.Fprintf(&h.out, "  retry: step=%s attempt=%d/%d conflicts=%d class=%s reason=%s first=%s last=%s next=%s",
 			r.Step, r.Attempt, r.Limit, r.Conflicts, r.Class, r.Reason, rel(&r.FirstFailure), rel(&r.LastFailure), rel(r.NextRetryAt))
+		if r.PausedAt != nil {
+			fmt.Fprintf(&h.out, " paused=%s", rel(r.PausedAt))
+		}
+		fmt.Fprintln(&h.out)
 		fmt.Fprintf(&h.out, "  retry message: %s\n", r.Message)
 	}
 	if c := meta.FindStatusCondition(st.Conditions, infrav1.ConditionReady); c != nil {
@@ -163,6 +195,7 @@ var (
 	errConflict = apierrors.NewConflict(schema.GroupResource{Group: "core.gardener.cloud", Resource: "shoots"}, "rt", errors.New("the object has been modified"))
 	errThrottle = apierrors.NewTooManyRequests("slow down", 40)
 	errUser     = retry.Terminal("InfraUnauthorized", errors.New("secret binding lacks permissions"))
+	errPaused   = retry.Paused("GardenerCircuitOpen", 30*time.Second, errors.New("gardener circuit breaker is open"))
 )
 
 func repeat(o fsm.Outcome, n int) []fsm.Outcome {
@@ -301,6 +334,50 @@ func TestTranscripts(t *testing.T) {
 				expectState(t, h, infrav1.StateReady, "Done")
 				if h.obj.Status.ObservedGeneration != 2 {
 					t.Errorf("observed generation: got %d, want 2", h.obj.Status.ObservedGeneration)
+				}
+			},
+		},
+		{
+			// Gardener fails once (an attempt is spent), then its circuit opens for longer than
+			// the whole budget (4 attempts, 10 minutes): the refusal pauses the step, nothing
+			// runs while the gate is closed, no attempt is spent, and the budget's clock and
+			// the retry resume where they stopped once the gate releases the object.
+			name:   "outage-pause",
+			script: map[string][]fsm.Outcome{"Create": {fsm.Fail(errInternal), fsm.Fail(errPaused)}},
+			setup: func(h *harness) {
+				h.actions[3] = func(*infrav1.Runtime) { h.gate.setClosed(true) }
+				h.actions[43] = func(*infrav1.Runtime) { h.gate.setClosed(false) }
+			},
+			calls: 50, stop: ready,
+			check: func(t *testing.T, h *harness) {
+				expectState(t, h, infrav1.StateReady, "Done")
+				out := h.out.String()
+				if strings.Contains(out, "state=Failed") || strings.Contains(out, "attempt=2/") {
+					t.Error("the outage spent the budget")
+				}
+				if n := strings.Count(out, "ran Create"); n != 3 {
+					t.Errorf("Create ran %d times, want 3 (the failure, the refused retry, the released retry)", n)
+				}
+				if !strings.Contains(out, "ran Create (retry) -> Next(AwaitReady)") {
+					t.Error("the released step did not run as the retry of its failure")
+				}
+			},
+		},
+		{
+			// The circuit opens while a step waits for Gardener: its deadline (2 minutes)
+			// passes during the outage, which pauses the step instead of failing it; released,
+			// the step gets its deadline back, extended by the pause.
+			name:   "outage-deadline",
+			script: map[string][]fsm.Outcome{"AwaitReady": repeat(fsm.Wait(30*time.Second, "shoot is creating"), 6)},
+			setup: func(h *harness) {
+				h.actions[5] = func(*infrav1.Runtime) { h.gate.setClosed(true) }
+				h.actions[30] = func(*infrav1.Runtime) { h.gate.setClosed(false) }
+			},
+			calls: 40, stop: ready,
+			check: func(t *testing.T, h *harness) {
+				expectState(t, h, infrav1.StateReady, "Done")
+				if !strings.Contains(h.out.String(), "reason="+fsm.ReasonDependencyDown) {
+					t.Error("the deadline that passed during the outage did not pause the step")
 				}
 			},
 		},

@@ -25,21 +25,25 @@ const (
 	// ClassTimeout is a wait that passed its deadline without progress: no
 	// retry by this package; the engine fails the runtime.
 	ClassTimeout Class = "Timeout"
+	// ClassPaused is a call that was never made because a dependency shared by
+	// every object is known to be down (an open circuit breaker): the step
+	// waits until the dependency is back, without spending the budget.
+	ClassPaused Class = "Paused"
 )
 
 // Retryable reports whether a failure of this class is retried: true for
-// Transient, Throttled and Conflict, false for Terminal, Timeout and anything
-// unknown.
+// Transient, Throttled, Conflict and Paused, false for Terminal, Timeout and
+// anything unknown.
 func (c Class) Retryable() bool {
 	switch c {
-	case ClassTransient, ClassThrottled, ClassConflict:
+	case ClassTransient, ClassThrottled, ClassConflict, ClassPaused:
 		return true
 	default:
 		return false
 	}
 }
 
-// known reports whether c is one of the five classes.
+// known reports whether c is one of the six classes.
 func (c Class) known() bool {
 	return c.Retryable() || c == ClassTerminal || c == ClassTimeout
 }
@@ -169,6 +173,14 @@ func Terminal(reason string, err error) error {
 // is not retried.
 func Timeout(reason string, err error) error {
 	return &Error{Class: ClassTimeout, Reason: reason, Err: err}
+}
+
+// Paused marks err as a call refused because a shared dependency is down:
+// the step runs again once the dependency is back (the engine asks its Gate),
+// and the refusal spends no attempt. after is how long the dependency is
+// expected to stay down, 0 if unknown.
+func Paused(reason string, after time.Duration, err error) error {
+	return &Error{Class: ClassPaused, Reason: reason, RetryAfter: max(after, 0), Err: err}
 }
 
 // Conflict marks err as a conflict on the step's own write: re-read and retry

@@ -37,7 +37,8 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 		For(&infrav1.GardenerCluster{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: cfg.ReconcileTimeout}).
-		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.GardenerCluster { return &infrav1.GardenerCluster{} }))
+		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.GardenerCluster { return &infrav1.GardenerCluster{} },
+			fsm.WithAPIReader(mgr.GetAPIReader())))
 	if err != nil {
 		return fmt.Errorf("build gardenercluster controller: %w", err)
 	}

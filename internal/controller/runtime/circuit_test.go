@@ -2,9 +2,12 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -12,32 +15,119 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
-// TestGardenerOutageOpensTheCircuit: while every Gardener call fails, the breaker opens
-// (gardener_circuit_state 2) and stops calling; once Gardener answers again a probe closes it,
-// and a runtime started during the outage reaches Ready after a manual retry.
-func TestGardenerOutageOpensTheCircuit(t *testing.T) {
+// outageRuntimes is how many runtimes start during the outage.
+const outageRuntimes = 4
+
+// TestGardenerOutagePausesBudgets keeps Gardener answering 503 to every call for longer than
+// the whole retry budget of the runtimes that start during it. The breaker opens, and from
+// then on no call reaches Gardener but the half-open probes; the runtimes pause instead of
+// spending attempts, so none ends Failed; and once Gardener is back and a probe closes the
+// circuit, they are released within the release window and are Ready one operation later,
+// without a manual retry.
+func TestGardenerOutagePausesBudgets(t *testing.T) {
+	o := managerOptions()
 	if err := sim.SetFaults([]fault.Rule{{Name: "outage", Fault: fault.Fault{Type: fault.TypeStatus, Code: 503}}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.SetFaults(nil) })
-	rt := newRuntime(t, "outage-1")
+
+	watch := watchStates(t)
+	var rts []*infrav1.Runtime
+	for i := range outageRuntimes {
+		rts = append(rts, newRuntime(t, fmt.Sprintf("outage-%d", i)))
+	}
 	waitForCircuit(t, gardener.CircuitOpen)
+	opened, before := time.Now(), gardenCalls(t)
+
+	// The whole budget: every attempt at the longest delay.
+	budget := time.Duration(o.Policy.MaxAttempts) * o.Policy.Cap
+	outage := budget + 2*o.CircuitCooldown
+	for _, rt := range rts {
+		waitForRuntime(t, rt, 30*time.Second, "paused", func(rt *infrav1.Runtime) bool {
+			return rt.Status.Retry != nil && rt.Status.Retry.Class == string(retry.ClassPaused)
+		})
+	}
+	time.Sleep(time.Until(opened.Add(outage))) // the outage under test: its length is the point
+	during := diffCalls(before, gardenCalls(t))
+	var reached float64
+	for _, n := range during {
+		reached += n
+	}
+	// One probe per cooldown at most, and one more for a probe under way when the window began.
+	probes := float64(time.Since(opened)/o.CircuitCooldown) + 1
+	t.Logf("Gardener calls during the %s the circuit was open (cooldown %s): %v", time.Since(opened).Round(time.Second), o.CircuitCooldown, during)
+	if reached > probes {
+		t.Errorf("%v calls reached Gardener while the circuit was open, want at most %v half-open probes: %v", reached, probes, during)
+	}
 
 	if err := sim.SetFaults(nil); err != nil {
 		t.Fatal(err)
 	}
+	recovered := time.Now()
 	waitForCircuit(t, gardener.CircuitClosed)
-	rt = waitForRuntime(t, rt, time.Minute, "a retry record", func(rt *infrav1.Runtime) bool { return rt.Status.Retry != nil || rt.Status.State == infrav1.StateReady })
-	if rt.Status.State != infrav1.StateReady {
-		patch := client.MergeFrom(rt.DeepCopy())
-		rt.Annotations = map[string]string{infrav1.RetryRequestedAtAnnotation: time.Now().UTC().Format(time.RFC3339Nano)}
-		if err := env.Client.Patch(t.Context(), rt, patch); err != nil {
-			t.Fatal(err)
+	// Released within the window, Ready after one shoot operation (2s here) and the steps after it.
+	limit := o.ReleaseWindow + o.CircuitCooldown + 30*time.Second
+	for _, rt := range rts {
+		rt = waitForRuntime(t, rt, limit-time.Since(recovered), "Ready after the outage", func(rt *infrav1.Runtime) bool {
+			return rt.Status.State == infrav1.StateReady
+		})
+		if rt.Annotations[infrav1.RetryRequestedAtAnnotation] != "" {
+			t.Fatalf("%s: a manual retry was requested", rt.Name)
 		}
 	}
-	waitForRuntime(t, rt, 2*time.Minute, "Ready after the outage", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateReady })
+	t.Logf("all %d runtimes Ready %s after Gardener came back (release window %s)", len(rts), time.Since(recovered).Round(100*time.Millisecond), o.ReleaseWindow)
+	if failed := watch(); len(failed) > 0 {
+		t.Errorf("runtimes were Failed during or after the outage: %v", failed)
+	}
+}
+
+// watchStates polls the Runtimes of the namespace until the test ends and returns a function
+// that reports which of them were ever seen Failed, with the Ready message.
+func watchStates(t *testing.T) func() []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var mu sync.Mutex
+	failed := map[string]string{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			list := &infrav1.RuntimeList{}
+			if err := env.Client.List(ctx, list, client.InNamespace("kcp-system")); err == nil {
+				mu.Lock()
+				for _, rt := range list.Items {
+					if rt.Status.State == infrav1.StateFailed {
+						msg := ""
+						if c := meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionReady); c != nil {
+							msg = c.Message
+						}
+						failed[rt.Name] = msg
+					}
+				}
+				mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	return func() []string {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for name, msg := range failed {
+			if len(name) >= 6 && name[:6] == "outage" {
+				out = append(out, name+": "+msg)
+			}
+		}
+		return out
+	}
 }
 
 // waitForCircuit waits until gardener_circuit_state shows state.

@@ -65,7 +65,8 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 				return byRuntimeLabels(context.Background(), s)
 			}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.Runtime { return &infrav1.Runtime{} }))
+		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },
+			fsm.WithAPIReader(mgr.GetAPIReader())))
 	if err != nil {
 		return fmt.Errorf("build runtime controller: %w", err)
 	}
