@@ -14,7 +14,9 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/discovery"
@@ -25,6 +27,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -103,6 +106,8 @@ type Options struct {
 	GardenerClusterReconcileTimeout time.Duration
 	// StatusRequeueDelay is how soon the next step runs after a step moved on.
 	StatusRequeueDelay time.Duration
+	// StepTimeout bounds one run of a step.
+	StepTimeout time.Duration
 	// SkipNameValidation allows several managers in one process (tests, the local environment).
 	SkipNameValidation bool
 	// unsupported holds upstream's feature flags for features this manager lacks; New refuses
@@ -120,6 +125,7 @@ func DefaultOptions() Options {
 		CircuitCooldown:          30 * time.Second,
 		ReleaseWindow:            30 * time.Second,
 		GardenRequestTimeout:     3 * time.Second,
+		StepTimeout:              2 * time.Minute,
 		MetricsAddr:              ":8080",
 		ProbeAddr:                ":8081",
 		Workers:                  25,
@@ -190,6 +196,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-workers", o.GardenerClusterWorkers, "concurrent reconciles of the GardenerCluster controller; 0 means --workers")
 	fs.DurationVar(&o.GardenRequestTimeout, "gardener-request-timeout", o.GardenRequestTimeout, "timeout of each Gardener request (watches excepted); 0 means none")
 	fs.DurationVar(&o.GardenerClusterReconcileTimeout, "gardener-ctrl-reconcilation-timeout", o.GardenerClusterReconcileTimeout, "timeout of one reconcile of a GardenerCluster; 0 means controller-runtime's default") //nolint:misspell // Upstream's flag name, spelt as upstream spells it.
+	fs.DurationVar(&o.StepTimeout, "step-timeout", o.StepTimeout, "longest run of one step; its calls are cancelled then")
 	fs.DurationVar(&o.StatusRequeueDelay, "status-requeue-delay", o.StatusRequeueDelay, "how soon the next step runs after a step moved on; 0 means at once")
 	bindUpstreamFlags(fs, o)
 }
@@ -285,6 +292,8 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
 // New returns a manager, not yet started, with both controllers: cfg reaches the cluster the
 // Runtimes live in, garden the Gardener project.
 func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
@@ -315,13 +324,16 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		// A replica that stops hands the lease over at once instead of letting it expire.
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
-		// The only ConfigMap the manager reads is the landscape's, in its own namespace.
+		// The only ConfigMap the manager reads is the landscape's, and the only Secrets the
+		// kubeconfig Secrets, all in its own namespace: nothing else is cached, nor readable
+		// through the cache.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{o.Namespace: {}}},
+			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{o.Namespace: {}}},
 		}},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("manager: %w", err)
+		return nil, fmt.Errorf("create the controller manager: %w", err)
 	}
 	gardenCluster, breaker, err := newGardenCluster(garden, scheme, o)
 	if err != nil {
@@ -336,7 +348,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	convert := o.ConvertOptions(l)
 	ns := convert.Namespace
 	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
-		fsm.WithGate(breaker.Breaker)}
+		fsm.WithGate(breaker.Breaker), fsm.WithStepTimeout(o.StepTimeout)}
 	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
 		Client:              mgr.GetClient(),
 		Garden:              gardenCluster.GetClient(),
@@ -370,6 +382,22 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
+// gardenRESTMapper maps the kinds the manager uses in the Gardener project without asking
+// Gardener, and anything else through discovery. With discovery alone, one failed discovery
+// request at start delays the shoot watch, and with it every Runtime, by 10 seconds or more.
+func gardenRESTMapper(cfg *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
+	static := meta.NewDefaultRESTMapper([]schema.GroupVersion{gardencorev1beta1.SchemeGroupVersion, corev1.SchemeGroupVersion})
+	static.Add(gardencorev1beta1.SchemeGroupVersion.WithKind("Shoot"), meta.RESTScopeNamespace)
+	static.Add(gardencorev1beta1.SchemeGroupVersion.WithKind("Seed"), meta.RESTScopeRoot)
+	static.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
+	static.Add(corev1.SchemeGroupVersion.WithKind("Secret"), meta.RESTScopeNamespace)
+	dynamic, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("garden REST mapper: %w", err)
+	}
+	return meta.FirstHitRESTMapper{MultiRESTMapper: meta.MultiRESTMapper{static, dynamic}}, nil
+}
+
 // gardenBreaker is the circuit breaker of the Gardener calls and the prober the manager runs for
 // it.
 type gardenBreaker struct {
@@ -392,6 +420,7 @@ func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (c
 	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.GardenQPS), o.GardenBurst)
 	c, err := cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = scheme
+		co.MapperProvider = gardenRESTMapper
 		co.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{"garden-" + o.GardenProject: {}}}
 		// Seeds are read once per shoot creation and ConfigMaps only written: no informers.
 		co.Client = client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&gardencorev1beta1.Seed{}, &corev1.ConfigMap{}}}}

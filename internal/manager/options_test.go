@@ -3,11 +3,16 @@ package manager
 import (
 	"flag"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -156,5 +161,49 @@ func TestUpstreamArguments(t *testing.T) {
 	_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 	if err == nil || !strings.Contains(err.Error(), "--runtime-bootstrapper-enabled (the runtime bootstrapper)") {
 		t.Errorf("error = %v, want one naming the unsupported feature", err)
+	}
+}
+
+// TestGardenKindsNeedNoDiscovery maps the kinds the manager uses in the Gardener project with a
+// Gardener that does not answer: a failed discovery request at start cannot hold up the shoot
+// watch, and with it every Runtime.
+func TestGardenKindsNeedNoDiscovery(t *testing.T) {
+	mapper, err := gardenRESTMapper(&rest.Config{Host: "https://127.0.0.1:1"}, http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gvk := range []schema.GroupVersionKind{
+		gardencorev1beta1.SchemeGroupVersion.WithKind("Shoot"),
+		gardencorev1beta1.SchemeGroupVersion.WithKind("Seed"),
+		corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+	} {
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Errorf("%s: %v", gvk, err)
+			continue
+		}
+		if wantNamespaced := gvk.Kind != "Seed"; (m.Scope.Name() == meta.RESTScopeNameNamespace) != wantNamespaced {
+			t.Errorf("%s: scope %s", gvk, m.Scope.Name())
+		}
+	}
+	if _, err := mapper.RESTMapping(schema.GroupKind{Group: "core.gardener.cloud", Kind: "Project"}, "v1beta1"); err == nil {
+		t.Error("a kind outside the static set was mapped without discovery")
+	}
+}
+
+// TestManagerFlagsOfTheResilienceSettings checks the flags of the release window, the step
+// timeout, the lease namespace and the default Gardener request timeout (upstream's 3s).
+func TestManagerFlagsOfTheResilienceSettings(t *testing.T) {
+	o := DefaultOptions()
+	if o.GardenRequestTimeout != 3*time.Second {
+		t.Errorf("default Gardener request timeout %s, want upstream's 3s", o.GardenRequestTimeout)
+	}
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse([]string{"--gardener-release-window=45s", "--step-timeout=90s", "--leader-election-namespace=leases"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.ReleaseWindow != 45*time.Second || o.StepTimeout != 90*time.Second || o.LeaderElectionNamespace != "leases" {
+		t.Errorf("parsed %s, %s, %q", o.ReleaseWindow, o.StepTimeout, o.LeaderElectionNamespace)
 	}
 }

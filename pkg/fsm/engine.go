@@ -246,6 +246,8 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 	}
 
 	started := e.cfg.clock.Now()
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.stepTimeout)
+	defer cancel()
 	out := s.Run(ctx, obj)
 	elapsed := e.cfg.clock.Since(started).Seconds()
 	e.count(func(m *Metrics) { m.stepDuration.WithLabelValues(e.m.Name, s.Name).Observe(elapsed) })
@@ -533,11 +535,14 @@ func (e *Engine[T]) restart(st *infrav1.EngineStatus, step string, state infrav1
 	e.setReady(st, metav1.ConditionFalse, reason, "Step "+step)
 }
 
-// enter moves the object to a step.
+// enter moves the object to a step; the Ready condition of an object on its way says which.
 func (e *Engine[T]) enter(st *infrav1.EngineStatus, step string, now time.Time) {
 	st.Step = &infrav1.StepStatus{Name: step, EnteredAt: metav1.NewTime(stamp(now))}
-	if st.State == infrav1.StatePending {
+	switch st.State {
+	case infrav1.StatePending:
 		e.setReady(st, metav1.ConditionFalse, ReasonProgressing, "Step "+step)
+	case infrav1.StateTerminating:
+		e.setReady(st, metav1.ConditionFalse, ReasonDeleting, "Step "+step)
 	}
 }
 

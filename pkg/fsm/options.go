@@ -43,6 +43,7 @@ type config struct {
 	inputs        func(client.Object) string
 	advance       time.Duration
 	gate          Gate
+	stepTimeout   time.Duration
 }
 
 func defaultConfig() config {
@@ -56,6 +57,7 @@ func defaultConfig() config {
 		conflictDelay: time.Second,
 		maxMessage:    512,
 		advance:       defaultAdvance,
+		stepTimeout:   2 * time.Minute,
 	}
 }
 
@@ -111,6 +113,16 @@ type Gate interface {
 // WithGate sets the gate of paused steps. Without one, a paused step runs again after the delay
 // its error suggested (at least a second), still without spending an attempt.
 func WithGate(g Gate) Option { return func(o *config) { o.gate = g } }
+
+// WithStepTimeout bounds one run of a step (default 2m): its context ends then, so a call that
+// hangs fails the step (as a Timeout reason, retried) instead of holding a worker.
+func WithStepTimeout(d time.Duration) Option {
+	return func(o *config) {
+		if d > 0 {
+			o.stepTimeout = d
+		}
+	}
+}
 
 // WithProbeInterval sets how often a Failed object's step is tried once more (default 1h). A
 // probe does not reset the budget; one that succeeds ends the failure.

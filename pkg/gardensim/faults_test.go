@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
 )
 
@@ -259,6 +260,9 @@ func decodeError(t *testing.T, err error) {
 	var netErr net.Error
 	if errors.Is(err, io.EOF) || errors.As(err, &netErr) {
 		t.Fatalf("error = %v, a connection error instead of a decode error", err)
+	}
+	if c := retry.Classify(err); c.Reason != retry.ReasonMalformedResponse {
+		t.Fatalf("error = %v classified as %+v, want reason %s", err, c, retry.ReasonMalformedResponse)
 	}
 }
 

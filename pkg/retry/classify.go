@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 )
 
 // Classify decides the class of err by type and identity only (errors.As,
-// errors.Is and the apierrors helpers), never by message text. It returns the
+// errors.Is and the apierrors helpers), never by message text but for one
+// apimachinery error that has no type (apimachineryParseError). It returns the
 // zero Classification for a nil error and never panics.
 //
 // The rules, in order of precedence:
@@ -33,8 +35,8 @@ import (
 //   - *net.OpError, *net.DNSError, *url.Error, refused, reset, aborted or
 //     unreachable connections, broken pipes, closed connections, io.EOF and
 //     io.ErrUnexpectedEOF are Transient "ConnectionError";
-//   - JSON syntax and type errors and apimachinery's typed decode errors are
-//     Transient "MalformedResponse";
+//   - JSON syntax and type errors, apimachinery's typed decode errors and its
+//     parse error of a body that is not JSON are Transient "MalformedResponse";
 //   - anything else is Transient "Unknown".
 func Classify(err error) Classification {
 	if err == nil {
@@ -247,11 +249,20 @@ func classifyMalformed(err error) (Classification, bool) {
 	return Classification{}, false
 }
 
+// apimachineryParseError begins the error apimachinery's JSON serializer
+// returns for a body that is not JSON at all. The error is a plain string
+// (the parse error is formatted in, not wrapped), so its fixed prefix is the
+// only mark it carries: the one message Classify reads.
+const apimachineryParseError = "couldn't get version/kind; json parse error"
+
 // isDecodeError recognises apimachinery's typed decode errors, whose Is
-// helpers do not unwrap, and the syntax errors of sigs.k8s.io/json, whose
-// type is internal to that module.
+// helpers do not unwrap, the syntax errors of sigs.k8s.io/json, whose type is
+// internal to that module, and apimachinery's untyped parse error.
 func isDecodeError(err error) bool {
 	if syntax, _ := kjson.SyntaxErrorOffset(err); syntax {
+		return true
+	}
+	if strings.HasPrefix(err.Error(), apimachineryParseError) {
 		return true
 	}
 	return runtime.IsNotRegisteredError(err) ||

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 )
@@ -374,6 +375,11 @@ func TestClassify(t *testing.T) {
 			want: Classification{Class: ClassTransient, Reason: ReasonMalformedResponse},
 		},
 		{
+			name: "a body that is not JSON, as apimachinery's serializer reports it",
+			err:  fmt.Errorf("get shoot: %w", apimachineryParseErr()),
+			want: Classification{Class: ClassTransient, Reason: ReasonMalformedResponse},
+		},
+		{
 			name: "json type error",
 			err:  fmt.Errorf("decode: %w", jsonTypeError()),
 			want: Classification{Class: ClassTransient, Reason: ReasonMalformedResponse},
@@ -659,4 +665,11 @@ func TestValidReason(t *testing.T) {
 			}
 		})
 	}
+}
+
+// apimachineryParseErr decodes a reply cut off in the middle, as Gardener's client does.
+func apimachineryParseErr() error {
+	_, _, err := serializer.NewCodecFactory(runtime.NewScheme()).UniversalDeserializer().
+		Decode([]byte(`{"kind":"Shoot","apiVersion":"core.gardener.cloud/v1beta1","metadata":{"name":`), nil, nil)
+	return err
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -95,12 +96,17 @@ func runtimeLabels(o client.Object) fsm.ObjectLabels {
 	return fsm.ObjectLabels{ID: rt.Labels[infrav1.LabelRuntimeID], Name: rt.Name, Shoot: rt.Spec.Shoot.Name}
 }
 
+// RuntimeRequestTimeout bounds each request to a runtime's cluster, so a hung connection to one
+// runtime cannot hold a worker.
+const RuntimeRequestTimeout = 10 * time.Second
+
 // KubeconfigClient connects to a cluster with a kubeconfig.
 func KubeconfigClient(_ context.Context, kubeconfig []byte) (client.Client, error) {
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("parse kubeconfig: %w", err)
 	}
+	cfg.Timeout = RuntimeRequestTimeout
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("runtime client: %w", err)
