@@ -11,6 +11,7 @@ import (
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/shootcluster"
 )
@@ -39,6 +40,31 @@ func (s *Simulator) Kubeconfig() ([]byte, error) {
 		return nil, fmt.Errorf("write garden kubeconfig: %w", err)
 	}
 	return data, nil
+}
+
+// GardenAdminKubeconfig is GardenAdminConfig as a kubeconfig file, for a
+// test or an operator in another process to inspect the garden.
+func (s *Simulator) GardenAdminKubeconfig() ([]byte, error) {
+	g := s.garden
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["garden-admin"] = &clientcmdapi.Cluster{Server: g.Host, CertificateAuthorityData: g.CAData, CertificateAuthority: g.CAFile}
+	cfg.AuthInfos["garden-admin"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: g.CertData, ClientCertificate: g.CertFile,
+		ClientKeyData: g.KeyData, ClientKey: g.KeyFile, Token: g.BearerToken,
+	}
+	cfg.Contexts["garden-admin"] = &clientcmdapi.Context{Cluster: "garden-admin", AuthInfo: "garden-admin"}
+	cfg.CurrentContext = "garden-admin"
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("write garden admin kubeconfig: %w", err)
+	}
+	return data, nil
+}
+
+// Requests returns up to limit records of the front proxy's request log
+// after sequence number after (limit <= 0: all it holds).
+func (s *Simulator) Requests(after uint64, limit int) proxy.RequestPage {
+	return s.requests.Since(after, limit)
 }
 
 // GardenAdminConfig reaches the garden API server directly, with admin

@@ -3,6 +3,7 @@ package gardensim_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -11,9 +12,11 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 )
 
 // TestOutageThroughAdminAPI starts and ends a Gardener outage at run time
@@ -99,4 +102,74 @@ func adminCall(t *testing.T, method, path, body string, wantCode int) string {
 		t.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, reply, wantCode)
 	}
 	return string(reply)
+}
+
+// TestRequestLogThroughAdminAPI reads the front proxy's request log: a request made as the
+// manager makes it appears with its verb, shoot name, answer and arrival time, and the log
+// pages by sequence number.
+func TestRequestLogThroughAdminAPI(t *testing.T) {
+	var first proxy.RequestPage
+	if err := json.Unmarshal([]byte(adminCall(t, http.MethodGet, "/requests", "", http.StatusOK)), &first); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	err := garden.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: "no-such-shoot"}, &gardencorev1beta1.Shoot{})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("get = %v, want NotFound", err)
+	}
+	var found *proxy.RequestRecord
+	eventually(t, 5*time.Second, "the get in the request log", func(context.Context) (bool, error) {
+		var page proxy.RequestPage
+		body := adminCall(t, http.MethodGet, fmt.Sprintf("/requests?after=%d", first.Next), "", http.StatusOK)
+		if err := json.Unmarshal([]byte(body), &page); err != nil {
+			return false, err
+		}
+		for i, r := range page.Records {
+			if r.Name == "no-such-shoot" {
+				found = &page.Records[i]
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if found.Verb != "get" || found.Resource != "shoots" || found.Namespace != namespace || found.Code != http.StatusNotFound ||
+		found.Seq <= first.Next || found.Time.Before(before) {
+		t.Errorf("record = %+v, want the get of no-such-shoot answered 404", found)
+	}
+	var one proxy.RequestPage
+	if err := json.Unmarshal([]byte(adminCall(t, http.MethodGet, "/requests?limit=1", "", http.StatusOK)), &one); err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Records) != 1 || one.Next != one.Records[0].Seq {
+		t.Errorf("page of one = %+v", one)
+	}
+	adminCall(t, http.MethodGet, "/requests?after=-1", "", http.StatusBadRequest)
+}
+
+// TestGardenAdminKubeconfig reads the garden directly with the kubeconfig the CLI writes for
+// inspection: no fault rule applies and the request log does not see it.
+func TestGardenAdminKubeconfig(t *testing.T) {
+	t.Cleanup(func() { _ = sim.SetFaults(nil) })
+	if err := sim.SetFaults([]fault.Rule{{Name: "outage", Fault: fault.Fault{Type: fault.TypeStatus, Code: 503}}}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := sim.GardenAdminKubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := sim.Requests(0, 0).Next
+	if err := c.List(t.Context(), &gardencorev1beta1.ShootList{}, client.InNamespace(namespace)); err != nil {
+		t.Fatalf("list shoots during a proxy outage = %v", err)
+	}
+	if page := sim.Requests(last, 0); len(page.Records) != 0 {
+		t.Errorf("the direct list reached the request log: %+v", page.Records)
+	}
 }

@@ -40,6 +40,7 @@ type Simulator struct {
 	garden   *rest.Config
 	client   client.Client
 	faults   *fault.Injector
+	requests *proxy.RequestLog
 	rules    *lifecycle.Rules
 	pool     *shootcluster.Pool
 	proxy    *proxy.Server
@@ -65,9 +66,10 @@ func Start(ctx context.Context, opts ...Option) (*Simulator, error) {
 		o.token = randomToken()
 	}
 	s := &Simulator{
-		opts:   o,
-		faults: fault.NewInjector(fault.WithSeed(o.seed)),
-		rules:  lifecycle.NewRules(o.seed + 1),
+		opts:     o,
+		faults:   fault.NewInjector(fault.WithSeed(o.seed)),
+		requests: proxy.NewRequestLog(0),
+		rules:    lifecycle.NewRules(o.seed + 1),
 	}
 	if err := s.start(ctx); err != nil {
 		return nil, errors.Join(err, s.Stop())
@@ -182,6 +184,7 @@ func (s *Simulator) startProxy() error {
 	p, err := proxy.New(s.garden,
 		proxy.WithToken(s.opts.token, s.opts.user),
 		proxy.WithFaults(s.faults),
+		proxy.WithRequestLog(s.requests),
 		proxy.WithKubeconfigs(s.pool),
 		proxy.WithDefaultDomain(s.opts.defaultDomain),
 		proxy.WithLogger(s.opts.log.WithName("proxy")))

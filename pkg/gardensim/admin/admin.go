@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
 )
 
@@ -27,6 +29,9 @@ type Target interface {
 	SetLifecycleRules(rules []lifecycle.Rule) error
 	// ApplyScenario replaces all rules with the scenario's.
 	ApplyScenario(s scenario.Scenario) error
+	// Requests returns up to limit records of the front proxy's request log after sequence
+	// number after; limit <= 0 means all it holds.
+	Requests(after uint64, limit int) proxy.RequestPage
 }
 
 // SeedState is a seed as the admin API reports it.
@@ -89,6 +94,7 @@ type readiness struct {
 //	PUT    /seeds/regions/{r}   {"ready": false} makes region r's seeds unready, true ready again
 //	GET    /extensions          the Extension types the garden registers
 //	PUT    /extensions/{type}   {"registered": false} removes the type's registration, true restores it
+//	GET    /requests?after=N&limit=M   the front proxy's requests after sequence number N
 //	GET    /healthz             ok
 //
 // Invalid rules are refused with 422 and leave the current rules in place.
@@ -155,6 +161,14 @@ func Handler(t Target, seeds Seeds, extensions Extensions) http.Handler {
 			reply(w, s)
 		}
 	})
+	mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) {
+		after, limit, err := pageQuery(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		reply(w, t.Requests(after, limit))
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	return mux
 }
@@ -193,6 +207,22 @@ func listScenarios(w http.ResponseWriter, _ *http.Request) {
 	if apply(w, err) {
 		reply(w, all)
 	}
+}
+
+// pageQuery reads the after and limit parameters of GET /requests; both default to 0.
+func pageQuery(r *http.Request) (after uint64, limit int, err error) {
+	q := r.URL.Query()
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("after: %w", err)
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil {
+			return 0, 0, fmt.Errorf("limit: %w", err)
+		}
+	}
+	return after, limit, nil
 }
 
 // decode reads a JSON or YAML body into v, answering 400 if it cannot.

@@ -5,5 +5,7 @@
 // (/scenarios/{name}), make the seeds of a region unready and ready again
 // (/seeds/regions/{region}) or take an extension type's registration away
 // and back (/extensions/{type}) while the simulator runs, for example to
-// start and end an outage.
+// start and end an outage, and read the front proxy's request log
+// (/requests), to correlate what reached Gardener with what the client
+// believed at the time.
 package admin

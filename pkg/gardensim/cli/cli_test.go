@@ -49,10 +49,10 @@ func TestParse(t *testing.T) {
 		{
 			name: "every option",
 			args: []string{"--scenario", "outage", "--projects", "a,b", "--shoot-mode", "shared", "--operation-duration", "2s",
-				"--listen", "127.0.0.1:1", "--admin-listen", "", "--kubeconfig-out", "/tmp/k", "--assets", "/bin/k8s", "--seed", "9", "--fault-for", "1m"},
+				"--listen", "127.0.0.1:1", "--admin-listen", "", "--kubeconfig-out", "/tmp/k", "--garden-admin-kubeconfig-out", "/tmp/g", "--assets", "/bin/k8s", "--seed", "9", "--fault-for", "1m"},
 			check: func(s settings) bool {
 				return s.scenario == "outage" && s.projects == "a,b" && s.shootMode == "shared" && s.seed == 9 &&
-					s.adminListen == "" && s.faultFor.d != nil && *s.faultFor.d == time.Minute
+					s.adminListen == "" && s.adminKubeconfig == "/tmp/g" && s.faultFor.d != nil && *s.faultFor.d == time.Minute
 			},
 		},
 		{name: "unknown shoot mode", args: []string{"--shoot-mode", "virtual"}, fails: true},

@@ -62,6 +62,16 @@ func serve(ctx context.Context, sim *gardensim.Simulator, s settings, stdout io.
 		}
 		defer func() { _ = os.Remove(s.kubeconfigOut) }()
 	}
+	if s.adminKubeconfig != "" {
+		kubeconfig, err := sim.GardenAdminKubeconfig()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(s.adminKubeconfig, kubeconfig, 0o600); err != nil {
+			return fmt.Errorf("write garden admin kubeconfig: %w", err)
+		}
+		defer func() { _ = os.Remove(s.adminKubeconfig) }()
+	}
 	fmt.Fprintf(stdout, "Gardener API:  %s\nAdmin API:     %s\nKubeconfig:    %s\nScenario:      %s\n",
 		sim.RESTConfig().Host, sim.AdminURL(), orNone(s.kubeconfigOut), orNone(s.scenario))
 	log.Info("Ready; interrupt to stop")

@@ -47,6 +47,7 @@ Admin API (on --admin-listen), JSON or YAML bodies:
   GET /scenarios, PUT /scenarios/{name}   list or apply a shipped scenario
   GET /seeds, PUT /seeds/regions/{region} {"ready":false}   seeds and region readiness
   GET /extensions, PUT /extensions/{type} {"registered":false}   registered extension types
+  GET /requests?after=N&limit=M     the Gardener API's request log (time, verb, resource, name, code)
   e.g. curl -X PUT --data '[{"fault":{"type":"Status","code":503}}]' http://127.0.0.1:8686/rules
 `
 

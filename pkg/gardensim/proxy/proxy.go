@@ -54,6 +54,7 @@ type Proxy struct {
 	faults        *fault.Injector
 	kubeconfigs   Kubeconfigs
 	maxExpiration time.Duration
+	requests      *RequestLog
 	log           logr.Logger
 }
 
@@ -78,6 +79,9 @@ func WithKubeconfigs(k Kubeconfigs) Option { return func(p *Proxy) { p.kubeconfi
 // requests, as Gardener's --shoot-admin-kubeconfig-max-expiration does;
 // default 24h.
 func WithMaxExpiration(d time.Duration) Option { return func(p *Proxy) { p.maxExpiration = d } }
+
+// WithRequestLog records every request the proxy serves in l; default none.
+func WithRequestLog(l *RequestLog) Option { return func(p *Proxy) { p.requests = l } }
 
 // WithLogger sets the logger; default discard.
 func WithLogger(l logr.Logger) Option { return func(p *Proxy) { p.log = l } }
@@ -137,6 +141,9 @@ func New(upstream *rest.Config, opts ...Option) (*Proxy, error) {
 		ErrorHandler:  p.upstreamError,
 	}
 	p.handler = p.authenticate(fault.Handler(p.faults, http.HandlerFunc(p.route), p.logFault))
+	if p.requests != nil {
+		p.handler = p.requests.Handler(p.handler)
+	}
 	return p, nil
 }
 
