@@ -77,6 +77,19 @@ test-go: envtest-binaries ## Run the Go tests (unit and envtest integration) on 
 	@echo "test: go test with KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS)"
 	go test $(TEST_FLAGS) ./...
 
+# The full chaos profile; CHAOS_SEED=N replays a run (random by default, printed first) and
+# CHAOS_ARGS adds flags of test/chaos (go test ./test/chaos -args -help lists them), e.g. -keep.
+CHAOS_SEED ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+CHAOS_SEED := $(CHAOS_SEED)
+CHAOS_ARGS ?=
+
+.PHONY: chaos
+chaos: envtest-binaries ## Run the full chaos suite: 50 runtimes, Gardener faults, 10 manager kills, a kube-apiserver restart; CHAOS_SEED=N replays.
+	@echo "chaos: seed $(CHAOS_SEED) (replay with: make chaos CHAOS_SEED=$(CHAOS_SEED))"
+	go test -count=1 -v -timeout 60m ./test/chaos -run TestChaos -args -seed=$(CHAOS_SEED) \
+		-runtimes=50 -stuck=3 -kills=10 -leader-kills=1 -apiserver-restarts=1 -transient=0.10 -malformed=0.03 \
+		-spread=150s -window=4m -settle=15m -cleanup=10m -operation-duration=20s -shoot-create-deadline=5m $(CHAOS_ARGS)
+
 .PHONY: test-alerting
 test-alerting: ## Check and unit-test the alert rules (promtool) and routing (amtool); installs them when missing.
 	bash hack/alerting/test.sh

@@ -1,0 +1,542 @@
+package chaos_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
+	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
+)
+
+// Fixed parts of the wiring.
+const (
+	// namespace holds the Runtimes, their GardenerClusters and kubeconfig Secrets, and the
+	// leader election Lease.
+	namespace = "kcp-system"
+	// project is the Gardener project; shoots and structured-auth ConfigMaps live in garden-kyma.
+	project = "kyma"
+	// leaseName is the manager's LeaderElectionID (internal/manager).
+	leaseName = "infrastructure-manager.kyma-project.io"
+	// stuckPrefix starts the names of the shoots whose creation hangs.
+	stuckPrefix = "stuck-"
+)
+
+// gardenNamespace is the project namespace of the simulator.
+var gardenNamespace = gardensim.ProjectNamespace(project)
+
+// stack is everything a run starts: the control plane in this process, the simulator and the
+// manager replicas as processes. stop ends it all, in reverse order, whatever state it is in.
+type stack struct {
+	dir    string
+	assets string
+
+	managerBin, gardensimBin string
+
+	env          *envtest.Environment
+	cpConfig     *rest.Config
+	cpKubeconfig string
+	// cp reaches the control plane as an administrator.
+	cp client.WithWatch
+	// apiServerKilled counts the restarts in which kube-apiserver had to be SIGKILLed.
+	apiServerKilled int
+
+	sim      *process
+	simAdmin string
+	// gardenKubeconfig is the manager's (through the simulator's proxy, with its faults);
+	// garden reads the garden API server directly, unseen by faults and the request log.
+	gardenKubeconfig string
+	garden           client.WithWatch
+
+	// leaderElection is how the replicas find the namespace of their Lease outside a cluster.
+	leaderElection leaderElectionMode
+	replicas       []*replica
+	supervise      sync.WaitGroup
+	stopping       chan struct{}
+	stopOnce       sync.Once
+
+	// exits records the replicas' ends that the suite did not cause.
+	mu    sync.Mutex
+	exits []exitRecord
+}
+
+// exitRecord is a manager process that ended on its own (lost leadership, crash).
+type exitRecord struct {
+	at      time.Time
+	replica string
+	err     string
+}
+
+// leaderElectionMode says how a replica learns its lease namespace.
+type leaderElectionMode int
+
+const (
+	// leaderElectionFlag: the manager has --leader-election-namespace.
+	leaderElectionFlag leaderElectionMode = iota
+	// leaderElectionMountNamespace: the manager has no such flag, and controller-runtime reads the
+	// namespace only from the service account's namespace file, which exists only in a Pod.
+	// The replica runs in a private mount namespace (unshare) with a tmpfs on /run that holds
+	// /run/secrets/kubernetes.io/serviceaccount/namespace.
+	leaderElectionMountNamespace
+)
+
+func (m leaderElectionMode) String() string {
+	if m == leaderElectionFlag {
+		return "--leader-election-namespace"
+	}
+	return "private mount namespace with the service account namespace file (the manager has no --leader-election-namespace)"
+}
+
+// buildBinaries builds cmd/manager and cmd/gardensim into the work directory, unless
+// CHAOS_MANAGER_BIN and CHAOS_GARDENSIM_BIN name binaries already built.
+func (s *stack) buildBinaries(ctx context.Context) error {
+	s.managerBin, s.gardensimBin = os.Getenv("CHAOS_MANAGER_BIN"), os.Getenv("CHAOS_GARDENSIM_BIN")
+	if s.managerBin != "" && s.gardensimBin != "" {
+		return nil
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = "/usr/local/go/bin/go"
+	}
+	bin := filepath.Join(s.dir, "bin")
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin+string(filepath.Separator), "./cmd/manager", "./cmd/gardensim")
+	cmd.Dir = testenv.RepoRoot()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build ./cmd/manager ./cmd/gardensim: %w\n%s", err, out)
+	}
+	s.managerBin, s.gardensimBin = filepath.Join(bin, "manager"), filepath.Join(bin, "gardensim")
+	return nil
+}
+
+// startControlPlane boots etcd and kube-apiserver with the CRDs, the admission policies and the
+// namespace. The API server's certificate directory is fixed, not a temporary one: envtest
+// forgets a temporary directory on Stop and Start then makes new serving and client CAs, which
+// the kubeconfig the replicas hold would no longer trust; with a fixed directory, Start reuses
+// the certificates, the port and the users.
+func (s *stack) startControlPlane(ctx context.Context) error {
+	out, err := os.OpenFile(filepath.Join(s.dir, "control-plane.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("control plane log: %w", err)
+	}
+	certDir := filepath.Join(s.dir, "kube-apiserver")
+	if err := os.MkdirAll(certDir, 0o750); err != nil {
+		return fmt.Errorf("kube-apiserver directory: %w", err)
+	}
+	s.env = &envtest.Environment{
+		BinaryAssetsDirectory:    s.assets,
+		CRDDirectoryPaths:        []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		// A kube-apiserver with open watches can take minutes to end on SIGTERM; past this it
+		// is SIGKILLed, as a kubelet would after the Pod's grace period.
+		ControlPlaneStopTimeout: 15 * time.Second,
+	}
+	api := s.env.ControlPlane.GetAPIServer()
+	api.CertDir, api.Out, api.Err = certDir, out, out
+	s.env.ControlPlane.Etcd = &envtest.Etcd{Out: out, Err: out}
+	if s.cpConfig, err = s.env.Start(); err != nil {
+		return fmt.Errorf("start etcd and kube-apiserver: %w", err)
+	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return err
+	}
+	if s.cp, err = client.NewWithWatch(s.cpConfig, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("control plane client: %w", err)
+	}
+	if err := testenv.ApplyDir(ctx, s.cp, filepath.Join(testenv.RepoRoot(), "config", "admission")); err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{}
+	ns.Name = namespace
+	if err := s.cp.Create(ctx, ns); err != nil {
+		return fmt.Errorf("create namespace %s: %w", namespace, err)
+	}
+	s.cpKubeconfig = filepath.Join(s.dir, "control-plane.kubeconfig")
+	return localenv.WriteKubeconfig(s.cpKubeconfig, "chaos", namespace, s.cpConfig)
+}
+
+// restartAPIServer stops the control plane's kube-apiserver, keeps it down for down, starts it
+// again and returns once the kubeconfig the replicas hold reaches it again; it returns how long
+// the API was unreachable.
+func (s *stack) restartAPIServer(ctx context.Context, down time.Duration) (time.Duration, error) {
+	api := s.env.ControlPlane.APIServer
+	began := time.Now()
+	if err := api.Stop(); err != nil {
+		// envtest SIGKILLs a kube-apiserver that has not ended within the stop timeout (one that
+		// waits for its watches) and returns without waiting: the port must be free again.
+		err = poll(ctx, 30*time.Second, 100*time.Millisecond, func(context.Context) (bool, error) {
+			conn, dialErr := net.DialTimeout("tcp", api.SecureServing.Address+":"+api.SecureServing.Port, time.Second)
+			if dialErr != nil {
+				return true, nil
+			}
+			_ = conn.Close()
+			return false, nil
+		})
+		if err != nil {
+			return time.Since(began), fmt.Errorf("stop kube-apiserver: it still listens after SIGTERM and SIGKILL: %w", err)
+		}
+		s.apiServerKilled++
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(down):
+	}
+	if err := api.Start(); err != nil {
+		return time.Since(began), fmt.Errorf("start kube-apiserver again: %w", err)
+	}
+	// The replicas' kubeconfig, not the in-memory configuration: it is what they reconnect with.
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.cpKubeconfig)
+	if err != nil {
+		return time.Since(began), fmt.Errorf("read %s: %w", s.cpKubeconfig, err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s.cp.Scheme()})
+	if err != nil {
+		return time.Since(began), fmt.Errorf("client from %s: %w", s.cpKubeconfig, err)
+	}
+	err = poll(ctx, time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		return c.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{}) == nil, nil
+	})
+	if err != nil {
+		return time.Since(began), fmt.Errorf("kube-apiserver restarted on %s but its kubeconfig does not reach it: %w", s.cpConfig.Host, err)
+	}
+	return time.Since(began), nil
+}
+
+// chaosScenario is the simulator's scenario for the run: the transient and malformed shares of
+// the profile as fault rules on every Gardener call, and a hang of the creation of the stuck
+// runtimes' shoots. Rules are tried in order and the first that fires wins, so each rule's
+// probability is its share divided by what the rules before it leave.
+func chaosScenario(p profile) scenario.Scenario {
+	every := []string{"get", "list", "create", "update", "patch", "delete", "deletecollection", fault.VerbAdminKubeconfig}
+	type share struct {
+		name  string
+		share float64
+		verbs []string
+		fault fault.Fault
+	}
+	shares := []share{
+		{"transient-5xx", 0.6 * p.Transient, nil, fault.Fault{Type: fault.TypeStatus, Codes: []int{500, 503}}},
+		{"transient-drop", 0.2 * p.Transient, nil, fault.Fault{Type: fault.TypeDrop}},
+		// A lost reply after the call took effect; not on watches, which it would hold open
+		// until they time out.
+		{"transient-lost-reply", 0.2 * p.Transient, every, fault.Fault{Type: fault.TypeDropReply}},
+		{"malformed", p.Malformed, nil, fault.Fault{Type: fault.TypeMalformed}},
+	}
+	sc := scenario.Scenario{Name: "chaos", Description: "transient and malformed Gardener replies on every call; stuck shoots hang"}
+	left := 1.0
+	for _, s := range shares {
+		if s.share <= 0 {
+			continue
+		}
+		sc.Faults = append(sc.Faults, fault.Rule{
+			Name: s.name, Match: fault.Match{Verbs: s.verbs}, Probability: ptr.To(min(1, s.share/left)), Fault: s.fault,
+		})
+		left -= s.share
+	}
+	sc.Lifecycle = []lifecycle.Rule{{
+		Name: "stuck", Shoot: stuckPrefix + "*", Outcome: lifecycle.OutcomeHang,
+		Operations: []gardencorev1beta1.LastOperationType{gardencorev1beta1.LastOperationTypeCreate},
+	}}
+	return sc
+}
+
+// startSimulator runs cmd/gardensim with the chaos scenario, shared shoot clusters, and the
+// kubeconfigs it writes for the manager and for the suite. It is SIGTERMed if the test process
+// dies, so that it stops its own etcd and API servers.
+func (s *stack) startSimulator(ctx context.Context, p profile) error {
+	sc, err := yaml.Marshal(chaosScenario(p))
+	if err != nil {
+		return fmt.Errorf("encode scenario: %w", err)
+	}
+	scenarioFile := filepath.Join(s.dir, "scenario.yaml")
+	if err := os.WriteFile(scenarioFile, sc, 0o644); err != nil {
+		return fmt.Errorf("write scenario: %w", err)
+	}
+	adminAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	s.simAdmin = "http://" + adminAddr
+	s.gardenKubeconfig = filepath.Join(s.dir, "garden.kubeconfig")
+	gardenAdmin := filepath.Join(s.dir, "garden-admin.kubeconfig")
+	s.sim, err = startProcess("gardensim", filepath.Join(s.dir, "gardensim.log"), syscall.SIGTERM, nil, s.gardensimBin,
+		"--scenario-file", scenarioFile,
+		"--shoot-mode", "shared",
+		"--operation-duration", p.OperationDuration.String(),
+		"--error-retry-delay", "2s",
+		"--projects", project,
+		"--assets", s.assets,
+		"--admin-listen", adminAddr,
+		"--kubeconfig-out", s.gardenKubeconfig,
+		"--garden-admin-kubeconfig-out", gardenAdmin,
+		"--seed", fmt.Sprint(p.Seed))
+	if err != nil {
+		return err
+	}
+	var cfg *rest.Config
+	err = poll(ctx, 3*time.Minute, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if s.sim.exited() {
+			return false, finalError{fmt.Errorf("gardensim exited: %v", s.sim.err)}
+		}
+		if _, err := httpGet(ctx, s.simAdmin+"/healthz"); err != nil {
+			return false, err
+		}
+		// Both files are written after start-up, not atomically: wait until both parse.
+		if _, err := clientcmd.BuildConfigFromFlags("", s.gardenKubeconfig); err != nil {
+			return false, err
+		}
+		cfg, err = clientcmd.BuildConfigFromFlags("", gardenAdmin)
+		return err == nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("gardensim not ready: %w\n%s", err, logTail(s.sim.log, 30))
+	}
+	if s.garden, err = client.NewWithWatch(cfg, client.Options{Scheme: s.cp.Scheme()}); err != nil {
+		return fmt.Errorf("garden client: %w", err)
+	}
+	return nil
+}
+
+// detectLeaderElection finds out how the replicas can elect a leader outside a cluster.
+func (s *stack) detectLeaderElection() error {
+	help, _ := exec.Command(s.managerBin, "-help").CombinedOutput() //nolint:gosec // the binary the suite built.
+	if bytes.Contains(help, []byte("-leader-election-namespace")) {
+		s.leaderElection = leaderElectionFlag
+		return nil
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return errors.New("the manager has no --leader-election-namespace and unshare(1) is missing: " +
+			"leader election outside a cluster cannot find its namespace")
+	}
+	probe := exec.Command("unshare", "--mount", "--propagation", "private", "true")
+	if out, err := probe.CombinedOutput(); err != nil {
+		return fmt.Errorf("the manager has no --leader-election-namespace and unshare --mount fails (it needs root): %w: %s", err, out)
+	}
+	s.leaderElection = leaderElectionMountNamespace
+	return nil
+}
+
+// replica is one manager process slot: the suite restarts whatever ends in it.
+type replica struct {
+	name             string
+	metrics, probe   string
+	mu               sync.Mutex
+	proc             *process
+	starts           int
+	killedDeliberate bool
+}
+
+// current returns the replica's process.
+func (r *replica) current() *process {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.proc
+}
+
+// managerArgs are the flags of every replica: short retries and deadlines from the profile.
+func (s *stack) managerArgs(p profile, r *replica) []string {
+	args := []string{
+		"--gardener-kubeconfig", s.gardenKubeconfig,
+		"--gardener-project", project,
+		"--leader-elect",
+		"--metrics-bind-address", r.metrics,
+		"--health-probe-bind-address", r.probe,
+		"--namespace", namespace,
+		"--workers", "10",
+		"--retry-initial", "1s",
+		"--retry-factor", "2",
+		"--retry-cap", "10s",
+		"--retry-attempts", fmt.Sprint(p.RetryAttempts),
+		"--retry-jitter", "0.5",
+		"--failed-probe-interval", p.FailedProbe.String(),
+		"--shoot-create-deadline", p.ShootCreateDeadline.String(),
+		"--shoot-delete-deadline", p.ShootDeleteDeadline.String(),
+		"--kubeconfig-deadline", p.KubeconfigDeadline.String(),
+		"--poll-interval", p.Poll.String(),
+		"--gardener-request-timeout", "30s",
+	}
+	if s.leaderElection == leaderElectionFlag {
+		args = append(args, "--leader-election-namespace", namespace)
+	}
+	return args
+}
+
+// startReplica starts the replica's manager process; a SIGKILL reaches it when the test dies.
+func (s *stack) startReplica(p profile, r *replica) error {
+	bin, args := s.managerBin, s.managerArgs(p, r)
+	if s.leaderElection == leaderElectionMountNamespace {
+		// unshare execs sh, which execs the manager: one process, the one the suite kills.
+		script := `mount -t tmpfs -o size=1m chaos-run /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount && ` +
+			`printf %s "$0" > /run/secrets/kubernetes.io/serviceaccount/namespace && exec "$@"`
+		args = append([]string{"--mount", "--propagation", "private", "sh", "-c", script, namespace, bin}, args...)
+		bin = "unshare"
+	}
+	env := []string{"KUBECONFIG=" + s.cpKubeconfig, "POD_NAMESPACE=" + namespace}
+	proc, err := startProcess(r.name, filepath.Join(s.dir, r.name+".log"), syscall.SIGKILL, env, bin, args...)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.proc, r.killedDeliberate = proc, false
+	r.starts++
+	r.mu.Unlock()
+	return nil
+}
+
+// startManagers starts the replicas, and a supervisor for each that restarts its process
+// whenever it ends: at once after a kill of the suite, after a growing pause (1s to 10s, as a
+// kubelet's back-off) after an end of its own. It returns once one replica leads.
+func (s *stack) startManagers(ctx context.Context, p profile) error {
+	for i := range p.Replicas {
+		r := &replica{name: fmt.Sprintf("manager-%d", i)}
+		var err error
+		if r.metrics, err = freeAddr(); err != nil {
+			return err
+		}
+		if r.probe, err = freeAddr(); err != nil {
+			return err
+		}
+		if err := s.startReplica(p, r); err != nil {
+			return err
+		}
+		s.replicas = append(s.replicas, r)
+		s.supervise.Add(1)
+		go s.superviseReplica(p, r)
+	}
+	_, err := s.findLeader(ctx, 2*time.Minute)
+	return err
+}
+
+// superviseReplica restarts the replica's process each time it ends, until the stack stops.
+func (s *stack) superviseReplica(p profile, r *replica) {
+	defer s.supervise.Done()
+	backoff := time.Second
+	for {
+		proc := r.current()
+		select {
+		case <-s.stopping:
+			return
+		case <-proc.done:
+		}
+		r.mu.Lock()
+		deliberate := r.killedDeliberate
+		r.mu.Unlock()
+		if !deliberate {
+			s.mu.Lock()
+			s.exits = append(s.exits, exitRecord{at: time.Now(), replica: r.name, err: fmt.Sprint(proc.err)})
+			s.mu.Unlock()
+			if time.Since(proc.started) > 30*time.Second {
+				backoff = time.Second
+			}
+			select {
+			case <-s.stopping:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 10*time.Second)
+		}
+		for s.startReplica(p, r) != nil {
+			select {
+			case <-s.stopping:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// killReplica SIGKILLs the replica's process; its supervisor starts it again at once.
+func (s *stack) killReplica(r *replica) error {
+	r.mu.Lock()
+	proc := r.proc
+	r.killedDeliberate = true
+	r.mu.Unlock()
+	return proc.kill()
+}
+
+// unexpectedExits returns the replicas' own ends so far.
+func (s *stack) unexpectedExits() []exitRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]exitRecord(nil), s.exits...)
+}
+
+// findLeader polls the replicas' metrics until one reports leader_election_master_status 1.
+func (s *stack) findLeader(ctx context.Context, timeout time.Duration) (*replica, error) {
+	var leader *replica
+	err := poll(ctx, timeout, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
+		var errs []error
+		for _, r := range s.replicas {
+			if r.current().exited() {
+				continue
+			}
+			samples, err := scrape(ctx, r.metrics)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", r.name, err))
+				continue
+			}
+			for _, sm := range samples["leader_election_master_status"] {
+				if sm.labels["name"] == leaseName && sm.value == 1 {
+					leader = r
+					return true, nil
+				}
+			}
+		}
+		return false, errors.Join(errs...)
+	})
+	if err != nil {
+		var tails []string
+		for _, r := range s.replicas {
+			tails = append(tails, r.name+":\n"+logTail(filepath.Join(s.dir, r.name+".log"), 15))
+		}
+		return nil, fmt.Errorf("no replica leads: %w\n%s", err, strings.Join(tails, "\n"))
+	}
+	return leader, nil
+}
+
+// stop ends everything in reverse start order and reports what would not stop cleanly.
+func (s *stack) stop() error {
+	var errs []error
+	s.stopOnce.Do(func() { close(s.stopping) })
+	s.supervise.Wait()
+	for _, r := range s.replicas {
+		if proc := r.current(); proc != nil {
+			_ = proc.stop(15 * time.Second) // a manager killed at shutdown is no finding
+		}
+	}
+	if err := s.sim.stop(time.Minute); err != nil {
+		errs = append(errs, err)
+	}
+	if s.env != nil {
+		if err := s.env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop control plane: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
