@@ -29,26 +29,34 @@ const outageRuntimes = 4
 // without a manual retry.
 func TestGardenerOutagePausesBudgets(t *testing.T) {
 	o := managerOptions()
-	if err := sim.SetFaults([]fault.Rule{{Name: "outage", Fault: fault.Fault{Type: fault.TypeStatus, Code: 503}}}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.SetFaults(nil) })
-
 	watch := watchStates(t)
 	var rts []*infrav1.Runtime
 	for i := range outageRuntimes {
 		rts = append(rts, newRuntime(t, fmt.Sprintf("outage-%d", i)))
 	}
+	// The outage begins once the manager works on them (its caches are synced).
+	for _, rt := range rts {
+		waitForRuntime(t, rt, 30*time.Second, "a step", func(rt *infrav1.Runtime) bool { return rt.Status.Step != nil })
+	}
+	if err := sim.SetFaults([]fault.Rule{{Name: "outage", Fault: fault.Fault{Type: fault.TypeStatus, Code: 503}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.SetFaults(nil) })
 	waitForCircuit(t, gardener.CircuitOpen)
 	opened, before := time.Now(), gardenCalls(t)
 
 	// The whole budget: every attempt at the longest delay.
 	budget := time.Duration(o.Policy.MaxAttempts) * o.Policy.Cap
 	outage := budget + 2*o.CircuitCooldown
+	// Each runtime's next Gardener call pauses it, or its GardenerCluster when the shoot was
+	// created before the outage and the admin kubeconfig is what it needs next.
 	for _, rt := range rts {
-		waitForRuntime(t, rt, 30*time.Second, "paused", func(rt *infrav1.Runtime) bool {
-			return rt.Status.Retry != nil && rt.Status.Retry.Class == string(retry.ClassPaused)
+		err := testenv.Eventually(t.Context(), 30*time.Second, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+			return pausedOrWaitingForPaused(ctx, rt)
 		})
+		if err != nil {
+			t.Fatalf("%s: neither it nor its GardenerCluster paused: %v", rt.Name, err)
+		}
 	}
 	time.Sleep(time.Until(opened.Add(outage))) // the outage under test: its length is the point
 	during := diffCalls(before, gardenCalls(t))
@@ -68,10 +76,24 @@ func TestGardenerOutagePausesBudgets(t *testing.T) {
 	}
 	recovered := time.Now()
 	waitForCircuit(t, gardener.CircuitClosed)
-	// Released within the window, Ready after one shoot operation (2s here) and the steps after it.
-	limit := o.ReleaseWindow + o.CircuitCooldown + 30*time.Second
+	closed := time.Now()
+	// Released within the window (after the gate's next look, at most a poll of a second later),
+	// not after a backoff grown during the outage.
+	release := o.ReleaseWindow + 2*time.Second
 	for _, rt := range rts {
-		rt = waitForRuntime(t, rt, limit-time.Since(recovered), "Ready after the outage", func(rt *infrav1.Runtime) bool {
+		err := testenv.Eventually(t.Context(), release+5*time.Second, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+			paused, err := pausedOrWaitingForPaused(ctx, rt)
+			return !paused, err
+		})
+		if err != nil {
+			t.Fatalf("%s still paused %s after the circuit closed (release window %s): %v", rt.Name, time.Since(closed), o.ReleaseWindow, err)
+		}
+	}
+	t.Logf("all %d runtimes released %s after the circuit closed (release window %s)", len(rts), time.Since(closed).Round(100*time.Millisecond), o.ReleaseWindow)
+	// Then Ready after one shoot operation (2s here, plus a kube-apiserver per shoot cluster) and
+	// the steps after it.
+	for _, rt := range rts {
+		rt = waitForRuntime(t, rt, 2*time.Minute, "Ready after the outage", func(rt *infrav1.Runtime) bool {
 			return rt.Status.State == infrav1.StateReady
 		})
 		if rt.Annotations[infrav1.RetryRequestedAtAnnotation] != "" {
@@ -82,6 +104,25 @@ func TestGardenerOutagePausesBudgets(t *testing.T) {
 	if failed := watch(); len(failed) > 0 {
 		t.Errorf("runtimes were Failed during or after the outage: %v", failed)
 	}
+}
+
+// pausedOrWaitingForPaused reports whether the runtime's step is paused, or it waits for its
+// kubeconfig and its GardenerCluster's step is paused.
+func pausedOrWaitingForPaused(ctx context.Context, rt *infrav1.Runtime) (bool, error) {
+	paused := func(r *infrav1.RetryStatus) bool { return r != nil && r.Class == string(retry.ClassPaused) }
+	got := &infrav1.Runtime{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(rt), got); err != nil {
+		return false, err
+	}
+	if paused(got.Status.Retry) {
+		return true, nil
+	}
+	gc := &infrav1.GardenerCluster{}
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: rt.Labels[infrav1.LabelRuntimeID]}, gc)
+	if err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return paused(gc.Status.Retry), nil
 }
 
 // watchStates polls the Runtimes of the namespace until the test ends and returns a function
