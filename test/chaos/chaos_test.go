@@ -115,6 +115,7 @@ type run struct {
 	// t0 is when the first Runtime was created.
 	t0       time.Time
 	runtimes []chaosRuntime
+	chaosLog chaosLog
 }
 
 // execute creates the Runtimes, runs the chaos, waits for them to settle, checks, deletes them
@@ -191,6 +192,7 @@ func (r *run) execute(ctx context.Context) {
 		logf(t, "chaos: settled %s after the first creation", settledAt.Sub(r.t0).Round(time.Second))
 	}
 	r.reportChaos(cl)
+	r.chaosLog = cl
 
 	// The end-state checks, then the deletion of everything.
 	checkSettled(ctx, s, r.rec, r.rep)
@@ -457,10 +459,40 @@ func (r *run) figures(settledAt, deleteBegan time.Time, cleanupTook time.Duratio
 	rep.figure("status writes per step change", "%s (%d resourceVersions / %d step changes)", ratio(writes, steps), writes, steps)
 	rep.figure("Gardener writes per step change", "%s (%d writes of the Runtimes' shoots and ConfigMaps / %d step changes)", ratio(gardenWrites, steps), gardenWrites, steps)
 	rep.figure("longest seen past a step deadline, not Failed", "%s (grace %s)", pastDeadline.Round(time.Second), r.p.DeadlineGrace)
+	for _, rs := range r.chaosLog.restarts {
+		rep.figure("rates in the minute before the kube-apiserver restart and after it was back",
+			"Gardener requests %d → %d, Runtime status writes %d → %d",
+			countRecords(records, rs.at.Add(-time.Minute), rs.at), countRecords(records, rs.at.Add(rs.down), rs.at.Add(rs.down+time.Minute)),
+			countWrites(hs, rs.at.Add(-time.Minute), rs.at), countWrites(hs, rs.at.Add(rs.down), rs.at.Add(rs.down+time.Minute)))
+	}
 	r.rec.mu.Lock()
 	rep.figure("watch", "%d reconnects, %d relists (gaps); request log: %d records lost", r.rec.reconnects, r.rec.relists, dropped)
 	r.rec.mu.Unlock()
 	rep.figure("settled at", "%s after the first creation", settledAt.Sub(r.t0).Round(time.Second))
+}
+
+// countRecords counts the Gardener requests that arrived in [from, to).
+func countRecords(records []proxy.RequestRecord, from, to time.Time) int {
+	n := 0
+	for _, rc := range records {
+		if !rc.Time.Before(from) && rc.Time.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// countWrites counts the new Runtime versions the watch delivered in [from, to).
+func countWrites(hs map[string]*history, from, to time.Time) int {
+	n := 0
+	for _, h := range hs {
+		for i, o := range h.obs {
+			if i > 0 && !o.gone && !o.at.Before(from) && o.at.Before(to) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // provisioningTimes summarises how long the non-stuck Runtimes took from creation to Ready.

@@ -449,7 +449,7 @@ func (s *stack) superviseReplica(p profile, r *replica) {
 		r.mu.Unlock()
 		if !deliberate {
 			s.mu.Lock()
-			s.exits = append(s.exits, exitRecord{at: time.Now(), replica: r.name, err: fmt.Sprint(proc.err)})
+			s.exits = append(s.exits, exitRecord{at: time.Now(), replica: r.name, err: lastWords(proc)})
 			s.mu.Unlock()
 			if time.Since(proc.started) > 30*time.Second {
 				backoff = time.Second
@@ -469,6 +469,18 @@ func (s *stack) superviseReplica(p profile, r *replica) {
 			}
 		}
 	}
+}
+
+// lastWords is why a manager process ended: the error cmd/manager prints last ("manager: ..."),
+// else its exit status.
+func lastWords(p *process) string {
+	lines := strings.Split(logTail(p.log, 30), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "manager: ") {
+			return strings.TrimPrefix(lines[i], "manager: ")
+		}
+	}
+	return fmt.Sprint(p.err)
 }
 
 // killReplica SIGKILLs the replica's process; its supervisor starts it again at once.
