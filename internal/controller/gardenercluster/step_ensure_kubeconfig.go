@@ -18,7 +18,19 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
+
+// Reasons of the step's terminal failures: the GardenerCluster names a Secret the manager may not
+// write.
+const (
+	ReasonSecretOutsideNamespace = "KubeconfigSecretOutsideNamespace"
+	ReasonSecretNotOwned         = "KubeconfigSecretNotOwned"
+)
+
+// ManagedBy is the value of the managed-by label (infrav1.LabelKymaManagedBy) on the kubeconfig
+// Secrets the manager creates, the same as upstream's.
+const ManagedBy = "infrastructure-manager"
 
 type kubeconfigs struct{ Config }
 
@@ -29,13 +41,23 @@ type stored struct {
 }
 
 // ensure keeps a valid kubeconfig in the Secret: it fetches one when there is none or when the
-// stored one has lived past the rotation point, and otherwise is done until then.
+// stored one has lived past the rotation point, and otherwise is done until then. The Secret
+// must be in the GardenerCluster's namespace and, when it exists, be the one the manager created
+// for it (outsideNamespace, notOwned); otherwise the step fails for good and writes nothing.
 func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fsm.Outcome {
 	ref := gc.Spec.Kubeconfig.Secret
+	if err := outsideNamespace(gc); err != nil {
+		return fsm.Fail(err)
+	}
 	secret := &corev1.Secret{}
 	err := k.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fsm.Fail(fmt.Errorf("get secret %s: %w", ref.Name, err))
+	}
+	if err == nil {
+		if err := notOwned(gc, secret); err != nil {
+			return fsm.Fail(err)
+		}
 	}
 	now := k.Clock.Now()
 	cur := readStored(secret, ref.Key)
@@ -62,6 +84,41 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 	gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: expires}
 	gc.Status.KubeconfigRotatedAt = &metav1.Time{Time: now}
 	return fsm.DoneUntil(k.rotateAt(stored{present: true, issued: now, expires: expires}).Sub(now))
+}
+
+// outsideNamespace refuses a Secret outside the GardenerCluster's own namespace. Whoever may
+// create a GardenerCluster would otherwise have the manager write an admin kubeconfig wherever
+// the manager may write Secrets, which is every namespace; confined to its own namespace, the
+// kubeconfig goes only where its GardenerCluster already is (the manager's namespace, where
+// the Runtime controller creates them).
+func outsideNamespace(gc *infrav1.GardenerCluster) error {
+	ref := gc.Spec.Kubeconfig.Secret
+	if ref.Namespace == gc.Namespace {
+		return nil
+	}
+	return retry.Terminal(ReasonSecretOutsideNamespace, fmt.Errorf(
+		"the kubeconfig Secret %s/%s is outside the GardenerCluster's namespace %s: the manager stores a kubeconfig only in the namespace of its GardenerCluster, and wrote nothing",
+		ref.Namespace, ref.Name, gc.Namespace))
+}
+
+// notOwned refuses an existing Secret the manager did not create for this GardenerCluster, so a
+// GardenerCluster cannot overwrite a Secret of someone else (or of another GardenerCluster).
+func notOwned(gc *infrav1.GardenerCluster, secret *corev1.Secret) error {
+	if OwnsSecret(secret, gc.Name) {
+		return nil
+	}
+	return retry.Terminal(ReasonSecretNotOwned, fmt.Errorf(
+		"the Secret %s/%s exists and is not the manager's kubeconfig Secret of GardenerCluster %s (labels %s=%s and %s=%s): the manager overwrites no Secret it did not create, and wrote nothing",
+		secret.Namespace, secret.Name, gc.Name, infrav1.LabelKymaManagedBy, ManagedBy, infrav1.LabelClusterName, gc.Name))
+}
+
+// OwnsSecret reports whether secret is the kubeconfig Secret the manager created for the
+// GardenerCluster named cluster. Both this manager and upstream's label every kubeconfig Secret
+// they create with managed-by infrastructure-manager and the GardenerCluster's name (see
+// store), so Secrets upstream created are taken over as they are, and a Secret someone else
+// created, or one created for another GardenerCluster, is not the manager's to write.
+func OwnsSecret(secret *corev1.Secret, cluster string) bool {
+	return secret.Labels[infrav1.LabelKymaManagedBy] == ManagedBy && secret.Labels[infrav1.LabelClusterName] == cluster
 }
 
 // rotateAt is when a kubeconfig is due for rotation.
@@ -119,7 +176,7 @@ func (k kubeconfigs) store(ctx context.Context, gc *infrav1.GardenerCluster, sec
 	for key, v := range gc.Labels {
 		secret.Labels[key] = v
 	}
-	secret.Labels[infrav1.LabelKymaManagedBy] = "infrastructure-manager"
+	secret.Labels[infrav1.LabelKymaManagedBy] = ManagedBy
 	secret.Labels[infrav1.LabelClusterName] = gc.Name
 	var err error
 	if exists {

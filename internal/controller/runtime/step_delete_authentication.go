@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -14,12 +14,19 @@ import (
 )
 
 // deleteAuthentication deletes the shoot's structured authentication ConfigMap once the shoot
-// is gone; one that is already gone is fine.
+// is gone; one that is already gone is fine, and one labelled for another Runtime (whose shoot
+// has the same name, and still uses it) is left alone.
 func (s steps) deleteAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-		Namespace: s.GardenNamespace,
-		Name:      gardener.AuthenticationConfigName(rt.Spec.Shoot.Name),
-	}}
+	cm := &corev1.ConfigMap{}
+	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: gardener.AuthenticationConfigName(rt.Spec.Shoot.Name)}, cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		return fsm.Next(StepRemoveFinalizer)
+	case err != nil:
+		return fsm.Fail(fmt.Errorf("get authentication configuration %s: %w", gardener.AuthenticationConfigName(rt.Spec.Shoot.Name), err))
+	case labelledForAnother(cm, rt):
+		return fsm.Next(StepRemoveFinalizer)
+	}
 	if err := client.IgnoreNotFound(s.Garden.Delete(ctx, cm)); err != nil {
 		return fsm.Fail(fmt.Errorf("delete authentication configuration %s: %w", cm.Name, err))
 	}
