@@ -94,6 +94,20 @@ chaos: envtest-binaries ## Run the full chaos suite: 50 runtimes, Gardener fault
 test-alerting: ## Check and unit-test the alert rules (promtool) and routing (amtool); installs them when missing.
 	bash hack/alerting/test.sh
 
+# make fuzz FUZZTIME=10m. A failing input is written to testdata/fuzz/<target>/ in the target's
+# package, where `go test` runs it as a seed from then on. Every input that finds new code is
+# minimized before it joins the corpus, for up to FUZZMINIMIZETIME: Go's default of a minute
+# would spend most of a run shrinking kilobyte-sized Runtime manifests.
+FUZZTIME         ?= 1m
+FUZZMINIMIZETIME ?= 10s
+
+.PHONY: fuzz
+fuzz: ## Fuzz error classification, Sanitize, the Runtime to Shoot render and the shoot status mapping, FUZZTIME each.
+	go test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./pkg/retry/
+	go test -run '^$$' -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./pkg/retry/
+	go test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./internal/gardener/
+	go test -run '^$$' -fuzz '^FuzzObserve$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./internal/gardener/
+
 .PHONY: envtest-binaries
 envtest-binaries: $(ETCD) $(KUBE_APISERVER) ## Build etcd and kube-apiserver into bin/k8s when missing.
 

@@ -22,19 +22,24 @@ type redaction struct {
 
 // redactions run in order. PEM blocks go first, because they span lines and
 // hold base64; an unterminated block (a message cut inside one) is redacted to
-// the end of the message.
+// the end of the message. The other rules take a value only from the line of
+// its key: a key that ends its line (a YAML mapping such as "credentials:"
+// over "  token: ...") has no value there, and must not swallow the next
+// line's key, whose value would then be left in the clear.
 var redactions = []redaction{
 	{regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*-----.*?-----END [A-Z0-9 ]*-----`), Redacted},
 	{regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*-----.*`), Redacted},
 	// The userinfo of a URL: https://user:pass@host, https://token@host.
 	{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s@]+@`), "${1}" + Redacted + "@"},
-	// An Authorization header value, with or without its scheme.
-	{regexp.MustCompile(`(?i)\b(authorization\s*[:=]\s*)(?:(?:bearer|basic|digest|negotiate|token)\s+)?[^\s,;"']+`), "${1}" + Redacted},
 	// A bearer token (RFC 6750 token68); short words after "bearer" are prose.
-	{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]{8,}=*`), "${1} " + Redacted},
+	// Before Authorization headers, which would otherwise take the second word
+	// of "Authorization: Bearer Bearer <token>" for the value and leave the token.
+	{regexp.MustCompile(`(?i)\b(bearer)[ \t]+[A-Za-z0-9\-._~+/]{8,}=*`), "${1} " + Redacted},
+	// An Authorization header value, with or without its scheme.
+	{regexp.MustCompile(`(?i)\b(authorization\s*[:=][ \t]*)(?:(?:bearer|basic|digest|negotiate|token)[ \t]+)?[^\s,;"']+`), "${1}" + Redacted},
 	// key=value, key: value and "key": "value" where the key names a secret,
 	// such as token, id_token, password, client_secret, apiKey.
-	{regexp.MustCompile(`(?i)([A-Za-z0-9_\-]*(?:token|password|passwd|pwd|secret|api[_\-]?key|access[_\-]?key|credentials?)["']?\s*[:=]\s*)(?:"[^"]*"|'[^']*'|[^\s,;&"'}\]]+)`), "${1}" + Redacted},
+	{regexp.MustCompile(`(?i)([A-Za-z0-9_\-]*(?:token|password|passwd|pwd|secret|api[_\-]?key|access[_\-]?key|credentials?)["']?\s*[:=][ \t]*)(?:"[^"]*"|'[^']*'|[^\s,;&"'}\]]+)`), "${1}" + Redacted},
 }
 
 // base64Run is a run of base64 (standard or URL-safe) with optional padding.
