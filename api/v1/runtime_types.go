@@ -361,6 +361,7 @@ type OIDCConfig struct {
 }
 
 // Provider holds the hyperscaler and worker pools of a shoot.
+// +kubebuilder:validation:XValidation:rule="!has(self.additionalWorkers) || self.additionalWorkers.all(a, !self.workers.exists(w, w.name == a.name))",message="spec.shoot.provider.additionalWorkers must not repeat a name of spec.shoot.provider.workers: Gardener refuses worker pools of the same name",fieldPath=".additionalWorkers"
 type Provider struct {
 	// Type of the hyperscaler.
 	// +kubebuilder:validation:Enum=aws;azure;gcp;openstack;alicloud
@@ -374,6 +375,7 @@ type Provider struct {
 
 	// AdditionalWorkers are further worker pools.
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(w, self.exists_one(x, x.name == w.name))",message="spec.shoot.provider.additionalWorkers must have unique names"
 	// +optional
 	AdditionalWorkers *[]Worker `json:"additionalWorkers,omitempty"`
 

@@ -53,6 +53,12 @@ func setWorker(field string, value any) func(*unstructured.Unstructured) {
 	}
 }
 
+// additionalWorkerLikeTheFirst adds a copy of the first worker pool as an additional pool.
+func additionalWorkerLikeTheFirst(u *unstructured.Unstructured) {
+	workers, _, _ := unstructured.NestedSlice(u.Object, "spec", "shoot", "provider", "workers")
+	_ = unstructured.SetNestedSlice(u.Object, []any{workers[0]}, "spec", "shoot", "provider", "additionalWorkers")
+}
+
 // TestInvalidRuntimesAreRejected creates Runtimes a user can get wrong and expects the API
 // server to reject each with a message that names the field and says what is wrong.
 func TestInvalidRuntimesAreRejected(t *testing.T) {
@@ -68,6 +74,7 @@ func TestInvalidRuntimesAreRejected(t *testing.T) {
 		{"unknown purpose", set("fun", "spec.shoot.purpose"), "spec.shoot.purpose", "Unsupported value"},
 		{"unknown provider type", set("alibaba", "spec.shoot.provider.type"), "spec.shoot.provider.type", "Unsupported value"},
 		{"main oidc with offline keys", set("eyJrZXlzIjpbXX0=", "spec.shoot.kubernetes.kubeAPIServer.oidcConfig.jwks"), "spec.shoot.kubernetes.kubeAPIServer", "oidcConfig.jwks is not supported"},
+		{"additional worker named like a worker", additionalWorkerLikeTheFirst, "spec.shoot.provider.additionalWorkers", "must not repeat a name"},
 		{"unknown worker update strategy", setWorker("updateStrategy", "Sometimes"), "spec.shoot.provider.workers[0].updateStrategy", "Unsupported value"},
 		{"unknown container runtime name", setWorker("cri.name", "docker"), "spec.shoot.provider.workers[0].cri.name", "Unsupported value"},
 		{"data volume without size", setWorker("dataVolumes", []any{map[string]any{"name": "data"}}), "spec.shoot.provider.workers[0].dataVolumes[0].size", "Required"},
