@@ -59,11 +59,13 @@ func TestChaos(t *testing.T) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(clientLog), zap.UseDevMode(true)))
 	logf(t, "chaos: profile %s; reproduce with -seed=%d; logs in %s", p, p.Seed, dir)
 
-	// Every wait is bounded by the test's own deadline, less time to stop and report.
-	ctx, cancel := context.WithCancel(context.Background())
+	// Every wait is bounded by the test's own deadline (-timeout), less a minute to report and
+	// stop everything.
+	endBy := time.Now().Add(24 * time.Hour)
 	if deadline, ok := t.Deadline(); ok {
-		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-2*time.Minute))
+		endBy = deadline.Add(-time.Minute)
 	}
+	ctx, cancel := context.WithDeadline(context.Background(), endBy)
 	defer cancel()
 
 	s := &stack{dir: dir, assets: assets, stopping: make(chan struct{})}
@@ -96,7 +98,7 @@ func TestChaos(t *testing.T) {
 	}
 	logf(t, "chaos: stack ready in %s; leader election by %s", time.Since(began).Round(100*time.Millisecond), s.leaderElection)
 
-	r := run{t: t, p: p, s: s, rep: newReport(), rng: rand.New(rand.NewPCG(p.Seed, 0x6368616f73))}
+	r := run{t: t, p: p, s: s, rep: newReport(), rng: rand.New(rand.NewPCG(p.Seed, 0x6368616f73)), endBy: endBy}
 	r.rec = newRecorder(r.rep, p.DeadlineGrace)
 	r.reqs = &requestLog{admin: s.simAdmin}
 	r.execute(ctx)
@@ -116,6 +118,21 @@ type run struct {
 	t0       time.Time
 	runtimes []chaosRuntime
 	chaosLog chaosLog
+	// endBy is when the checks must be done, from the test's -timeout.
+	endBy time.Time
+}
+
+// checksTime is what the checks between the settling and the deletion may take at most.
+const checksTime = 90 * time.Second
+
+// bounded returns d, or what is left until the checks must end when that is less, and says
+// whether it cut d short: a -timeout too short for the profile shows in the result, not as a
+// hang.
+func (r *run) bounded(d time.Duration, reserve time.Duration) (time.Duration, string) {
+	if left := time.Until(r.endBy) - reserve; left < d {
+		return max(left, 0), fmt.Sprintf(" (cut from %s by the test's -timeout: give it more)", d)
+	}
+	return d, ""
 }
 
 // execute creates the Runtimes, runs the chaos, waits for them to settle, checks, deletes them
@@ -167,8 +184,8 @@ func (r *run) execute(ctx context.Context) {
 	// Settle: every Runtime Ready or Failed, and the chaos over.
 	var cl chaosLog
 	chaosOver := false
-	settleBy := p.Window + p.Settle
-	settleErr := poll(ctx, time.Until(r.t0.Add(settleBy)), time.Second, func(context.Context) (bool, error) {
+	settleFor, cut := r.bounded(time.Until(r.t0.Add(p.Window+p.Settle)), p.Cleanup+checksTime)
+	settleErr := poll(ctx, settleFor, time.Second, func(context.Context) (bool, error) {
 		if !chaosOver {
 			select {
 			case cl = <-chaosDone:
@@ -184,7 +201,8 @@ func (r *run) execute(ctx context.Context) {
 	})
 	settledAt := time.Now()
 	if settleErr != nil {
-		logf(t, "chaos: not settled %s after the first creation: %v", settleBy, settleErr)
+		logf(t, "chaos: not settled %s after the first creation%s: %v", time.Since(r.t0).Round(time.Second), cut, settleErr)
+		r.rep.figure("settle wait", "%s%s", settleFor.Round(time.Second), cut)
 		if !chaosOver {
 			cl = <-chaosDone
 		}
@@ -210,12 +228,16 @@ func (r *run) execute(ctx context.Context) {
 			t.Errorf("chaos: delete runtime %s: %v", cr.rt.Name, err)
 		}
 	}
-	cleanupTook := checkCleanup(ctx, s, r.rec, r.rep, p.Cleanup)
+	cleanupFor, cut := r.bounded(p.Cleanup, 0)
+	if cut != "" {
+		r.rep.figure("cleanup wait", "%s%s", cleanupFor.Round(time.Second), cut)
+	}
+	cleanupTook := checkCleanup(ctx, s, r.rec, r.rep, cleanupFor)
 	logf(t, "chaos: cleanup checked %s after the deletions began", cleanupTook.Round(time.Second))
 
 	stopWatch()
 	background.Wait()
-	if err := r.reqs.fetch(ctx); err != nil {
+	if err := r.reqs.fetch(context.Background()); err != nil {
 		logf(t, "chaos: request log: %v", err)
 	}
 	records, dropped := r.reqs.all()
