@@ -470,7 +470,7 @@ func checkObservation(t *testing.T, shoot *gardencorev1beta1.Shoot, got Observat
 	if lastOp != nil && (got.Operation != string(lastOp.Type) || got.State != string(lastOp.State) || got.Progress != lastOp.Progress) {
 		t.Errorf("operation = %q %q %d, want %q %q %d", got.Operation, got.State, got.Progress, lastOp.Type, lastOp.State, lastOp.Progress)
 	}
-	if got.Done && !(current && lastOp.State == stSucceeded) {
+	if got.Done && (!current || lastOp.State != stSucceeded) {
 		t.Errorf("Done for a shoot whose last operation %+v is not a Succeeded one of generation %d", lastOp, shoot.Generation)
 	}
 	if got.Err == nil {

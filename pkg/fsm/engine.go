@@ -222,14 +222,8 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 		}
 		e.enter(st, e.m.Start, now)
 	}
-	if r := st.Retry; r != nil && r.PausedAt != nil && st.State != infrav1.StateFailed {
-		if wait := e.pausedFor(obj, r, now); wait > 0 {
-			return decision{after: wait}
-		}
-		e.resume(st, now)
-	}
-	if r := st.Retry; r != nil && r.NextRetryAt != nil && now.Before(r.NextRetryAt.Time) {
-		return decision{after: r.NextRetryAt.Sub(now)}
+	if d, held := e.held(obj, st, now); held {
+		return d
 	}
 	s, ok := e.steps[st.Step.Name]
 	if !ok {
@@ -252,6 +246,21 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 	elapsed := e.cfg.clock.Since(started).Seconds()
 	e.count(func(m *Metrics) { m.stepDuration.WithLabelValues(e.m.Name, s.Name).Observe(elapsed) })
 	return e.apply(obj, st, s, out, now)
+}
+
+// held reports whether the object must wait before its step runs: its step is paused and the
+// gate does not release it yet, or its next retry is not due. A pause the gate releases ends here.
+func (e *Engine[T]) held(obj T, st *infrav1.EngineStatus, now time.Time) (decision, bool) {
+	if r := st.Retry; r != nil && r.PausedAt != nil && st.State != infrav1.StateFailed {
+		if wait := e.pausedFor(obj, r, now); wait > 0 {
+			return decision{after: wait}, true
+		}
+		e.resume(st, now)
+	}
+	if r := st.Retry; r != nil && r.NextRetryAt != nil && now.Before(r.NextRetryAt.Time) {
+		return decision{after: r.NextRetryAt.Sub(now)}, true
+	}
+	return decision{}, false
 }
 
 type retryRunKey struct{}

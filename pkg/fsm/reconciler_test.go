@@ -32,14 +32,14 @@ func TestStaleCacheRunsNoStepTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	writes := 0
-	cache := interceptor.NewClient(api.(client.WithWatch), interceptor.Funcs{
+	cache := interceptor.NewClient(api, interceptor.Funcs{
 		Get: func(_ context.Context, _ client.WithWatch, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
 			created.DeepCopyInto(obj.(*infrav1.Runtime))
 			return nil
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			writes++
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...) //nolint:wrapcheck // the test's pass-through.
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	})
 

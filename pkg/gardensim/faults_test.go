@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
-	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // faultTarget is the shoot the fault tests read and write; it hangs in its
