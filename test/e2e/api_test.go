@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"time"
 )
 
 // getJSON decodes the JSON answer of a GET.
@@ -20,17 +19,24 @@ func getJSON(ctx context.Context, u string, out any) error {
 	return doJSON(req, out)
 }
 
-// postJSON posts body as JSON and decodes the answer into out, unless out is nil.
-func postJSON(ctx context.Context, u string, body, out any) error {
-	data, err := json.Marshal(body)
+// sendJSON sends body as JSON with the method (a nil body sends none) and decodes the answer
+// into out, unless out is nil.
+func sendJSON(ctx context.Context, method, u string, body, out any) error {
+	var payload io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		payload = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, payload)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(data))
-	if err != nil {
-		return err
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Content-Type", "application/json")
 	return doJSON(req, out)
 }
 
@@ -108,8 +114,9 @@ func promRules(ctx context.Context, promURL string) (map[string]promRule, error)
 
 // amAlert is an alert as Alertmanager's API v2 lists it.
 type amAlert struct {
-	Labels map[string]string `json:"labels"`
-	Status struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	Status      struct {
 		// State is active, suppressed (inhibited or silenced) or unprocessed.
 		State       string   `json:"state"`
 		InhibitedBy []string `json:"inhibitedBy"`
@@ -131,18 +138,4 @@ func amAlerts(ctx context.Context, amURL string, filters ...string) ([]amAlert, 
 		return nil, err
 	}
 	return out, nil
-}
-
-// amPostAlert is an alert as a client posts it to Alertmanager's API v2, as Prometheus does.
-type amPostAlert struct {
-	Labels       map[string]string `json:"labels"`
-	Annotations  map[string]string `json:"annotations,omitempty"`
-	StartsAt     time.Time         `json:"startsAt"`
-	EndsAt       time.Time         `json:"endsAt"`
-	GeneratorURL string            `json:"generatorURL,omitempty"`
-}
-
-// amPost posts alerts to Alertmanager.
-func amPost(ctx context.Context, amURL string, alerts ...amPostAlert) error {
-	return postJSON(ctx, amURL+"/api/v2/alerts", alerts, nil)
 }

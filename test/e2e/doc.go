@@ -2,8 +2,10 @@
 // simulator, the manager, and the Debian packages' real Prometheus and Alertmanager, loaded with
 // the shipped rules (config/prometheus/rules.yaml, durations scaled down) and the shipped routing
 // (config/alertmanager/alertmanager.yaml, webhook URLs pointed at the test's receivers). It drives
-// runtimes into failure and back and asserts which notifications reach the on-call and the
-// development-team webhooks, and when. The test needs /usr/bin/prometheus and
+// runtimes into failure and back, and Gardener into an outage that the manager's circuit breaker
+// reports, and asserts which notifications reach the on-call and the development-team webhooks,
+// and when. It also searches the logs, events, statuses, metrics and alerts of the run for the
+// kubeconfigs and tokens the run issued. The test needs /usr/bin/prometheus and
 // /usr/bin/prometheus-alertmanager (bash hack/alerting/test.sh installs them); it is skipped with
 // -short.
 package e2e

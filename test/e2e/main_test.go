@@ -34,6 +34,15 @@ const (
 	// job is the scrape job the shipped rules read (up{job="infrastructure-manager"}).
 	job = "infrastructure-manager"
 
+	// circuitThreshold and circuitCooldown configure the manager's Gardener circuit breaker, as
+	// --gardener-circuit-threshold and --gardener-circuit-cooldown do: three consecutive 5xx
+	// replies (or calls without a reply) open it, and an open circuit lets one probe through every
+	// five seconds. Production opens after 20 failures. In the outage scenario one runtime calls
+	// Gardener, one call per attempt, so the circuit must open within its attempts. No other
+	// scenario makes three calls in a row fail with a 5xx.
+	circuitThreshold = 3
+	circuitCooldown  = 5 * time.Second
+
 	// resendDelay is how often Prometheus re-sends a firing alert (default 1m). Prometheus
 	// evaluates its rules before it has discovered the Alertmanager and drops what it cannot
 	// send, so with the default the first Watchdog and anything else firing at start-up would
@@ -66,6 +75,9 @@ type stack struct {
 
 	env *testenv.Env
 	sim *gardensim.Simulator
+	// simLog and simProcessLog receive the simulator's own log and the output of the API servers
+	// it runs for the shoots.
+	simLog, simProcessLog *os.File
 
 	// metricsAddr is where the manager serves /metrics and Prometheus scrapes it.
 	metricsAddr     string
@@ -193,9 +205,19 @@ func (s *stack) startControlPlane(ctx context.Context) error {
 }
 
 // startSimulator boots the Gardener simulator with the project and two-second shoot operations.
+// Its log goes to gardensim.log and the output of its shoot API servers to
+// gardensim-processes.log in the work dir.
 func (s *stack) startSimulator(ctx context.Context) error {
 	var err error
-	s.sim, err = gardensim.Start(ctx, gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second))
+	if s.simLog, err = os.Create(filepath.Join(s.dir, "gardensim.log")); err != nil {
+		return fmt.Errorf("simulator log: %w", err)
+	}
+	if s.simProcessLog, err = os.Create(filepath.Join(s.dir, "gardensim-processes.log")); err != nil {
+		return fmt.Errorf("simulator process log: %w", err)
+	}
+	s.sim, err = gardensim.Start(ctx, gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
+		gardensim.WithLogger(zap.New(zap.WriteTo(s.simLog), zap.UseDevMode(true))),
+		gardensim.WithProcessOutput(s.simProcessLog))
 	return err
 }
 
@@ -203,7 +225,8 @@ func (s *stack) startSimulator(ctx context.Context) error {
 func webhookPath(receiver string) string { return strings.ReplaceAll(receiver, "-", "") }
 
 // startManager runs the manager with the wiring of cmd/manager, short retry policies and
-// deadlines, and metrics on a free loopback port.
+// deadlines, a circuit breaker that opens after circuitThreshold failures, and metrics on a free
+// loopback port.
 func (s *stack) startManager(ctx context.Context) error {
 	var err error
 	if s.metricsAddr, err = freeAddr(); err != nil {
@@ -213,6 +236,7 @@ func (s *stack) startManager(ctx context.Context) error {
 	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, s.metricsAddr, "0", 4, true
 	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: attempts, Jitter: 0.5}
 	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
+	o.CircuitThreshold, o.CircuitCooldown = circuitThreshold, circuitCooldown
 	mgr, err := manager.New(s.env.Config, s.sim.RESTConfig(), o)
 	if err != nil {
 		return err
@@ -384,8 +408,10 @@ func (s *stack) stop() error {
 	if s.env != nil {
 		errs = append(errs, s.env.Stop())
 	}
-	if s.logFile != nil {
-		errs = append(errs, s.logFile.Close())
+	for _, f := range []*os.File{s.logFile, s.simLog, s.simProcessLog} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
 	}
 	return errors.Join(errs...)
 }

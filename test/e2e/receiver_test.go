@@ -25,6 +25,8 @@ type webhookAlert struct {
 	Annotations map[string]string `json:"annotations"`
 	StartsAt    time.Time         `json:"startsAt"`
 	EndsAt      time.Time         `json:"endsAt"`
+	// GeneratorURL links to the expression in Prometheus that raised the alert.
+	GeneratorURL string `json:"generatorURL"`
 }
 
 // delivery is one alert as a receiver got it, with the time the notification arrived.

@@ -73,6 +73,13 @@ func failingRuntime(t *testing.T, name string, code gardencorev1beta1.ErrorCode)
 // spoil another's.
 func newRuntime(t *testing.T, name string) *infrav1.Runtime {
 	t.Helper()
+	return newRuntimeWith(t, name, nil)
+}
+
+// newRuntimeWith is newRuntime with the Runtime changed by change (when not nil) before it is
+// created.
+func newRuntimeWith(t *testing.T, name string, change func(*infrav1.Runtime)) *infrav1.Runtime {
+	t.Helper()
 	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +94,9 @@ func newRuntime(t *testing.T, name string) *infrav1.Runtime {
 	// The example names Kubernetes 1.28.7, which current Gardener (and so the simulator) no
 	// longer offers; the runtime gets the landscape's default version instead.
 	rt.Spec.Shoot.Kubernetes.Version = nil
+	if change != nil {
+		change(rt)
+	}
 	if err := sys.env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}
