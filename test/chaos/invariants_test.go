@@ -204,7 +204,7 @@ func checkEarlyWrites(rec *recorder, rep *report, records []proxy.RequestRecord)
 
 // leftovers lists what remains of the Runtimes: themselves, shoots, GardenerClusters, kubeconfig
 // Secrets and structured-auth ConfigMaps.
-func leftovers(ctx context.Context, s *stack, rec *recorder) ([]string, error) {
+func leftovers(ctx context.Context, s *stack) ([]string, error) {
 	var left []string
 	rts := &infrav1.RuntimeList{}
 	if err := s.cp.List(ctx, rts, client.InNamespace(namespace)); err != nil {
@@ -260,7 +260,7 @@ func checkCleanup(ctx context.Context, s *stack, rec *recorder, rep *report, tim
 	var left []string
 	err := poll(ctx, timeout, time.Second, func(ctx context.Context) (bool, error) {
 		var err error
-		left, err = leftovers(ctx, s, rec)
+		left, err = leftovers(ctx, s)
 		return err == nil && len(left) == 0, err
 	})
 	took := time.Since(began)

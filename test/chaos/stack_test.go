@@ -190,9 +190,9 @@ func (s *stack) restartAPIServer(ctx context.Context, down time.Duration) (time.
 		// envtest SIGKILLs a kube-apiserver that has not ended within the stop timeout (one that
 		// waits for its watches) and returns without waiting: the port must be free again.
 		err = poll(ctx, 30*time.Second, 100*time.Millisecond, func(context.Context) (bool, error) {
-			conn, dialErr := net.DialTimeout("tcp", api.SecureServing.Address+":"+api.SecureServing.Port, time.Second)
+			conn, dialErr := net.DialTimeout("tcp", api.Address+":"+api.Port, time.Second)
 			if dialErr != nil {
-				return true, nil
+				return true, nil //nolint:nilerr // a refused connection is what the poll waits for.
 			}
 			_ = conn.Close()
 			return false, nil
@@ -302,7 +302,7 @@ func (s *stack) startSimulator(ctx context.Context, p profile) error {
 	var cfg *rest.Config
 	err = poll(ctx, 3*time.Minute, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
 		if s.sim.exited() {
-			return false, finalError{fmt.Errorf("gardensim exited: %v", s.sim.err)}
+			return false, finalError{fmt.Errorf("gardensim exited: %w", s.sim.err)}
 		}
 		if _, err := httpGet(ctx, s.simAdmin+"/healthz"); err != nil {
 			return false, err

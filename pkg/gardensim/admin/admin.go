@@ -101,31 +101,7 @@ type readiness struct {
 func Handler(t Target, seeds Seeds, extensions Extensions) http.Handler {
 	mux := http.NewServeMux()
 	handleExtensions(mux, extensions)
-	mux.HandleFunc("GET /seeds", func(w http.ResponseWriter, r *http.Request) {
-		all, err := seeds.Seeds(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		reply(w, all)
-	})
-	mux.HandleFunc("PUT /seeds/regions/{region}", func(w http.ResponseWriter, r *http.Request) {
-		var body readiness
-		if !decode(w, r, &body) {
-			return
-		}
-		err := seeds.SetRegionReady(r.Context(), r.PathValue("region"), body.Ready)
-		if errors.Is(err, ErrNotFound) {
-			http.Error(w, err.Error(), http.StatusNotFound)
-			return
-		}
-		if apply(w, err) {
-			all, err := seeds.Seeds(r.Context())
-			if apply(w, err) {
-				reply(w, all)
-			}
-		}
-	})
+	handleSeeds(mux, seeds)
 	mux.HandleFunc("GET /rules", func(w http.ResponseWriter, _ *http.Request) { reply(w, t.FaultRules()) })
 	mux.HandleFunc("PUT /rules", func(w http.ResponseWriter, r *http.Request) {
 		var rules []fault.Rule
@@ -252,4 +228,33 @@ func reply(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// handleSeeds serves the seeds and their regions' readiness.
+func handleSeeds(mux *http.ServeMux, seeds Seeds) {
+	mux.HandleFunc("GET /seeds", func(w http.ResponseWriter, r *http.Request) {
+		all, err := seeds.Seeds(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		reply(w, all)
+	})
+	mux.HandleFunc("PUT /seeds/regions/{region}", func(w http.ResponseWriter, r *http.Request) {
+		var body readiness
+		if !decode(w, r, &body) {
+			return
+		}
+		err := seeds.SetRegionReady(r.Context(), r.PathValue("region"), body.Ready)
+		if errors.Is(err, ErrNotFound) {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		if apply(w, err) {
+			all, err := seeds.Seeds(r.Context())
+			if apply(w, err) {
+				reply(w, all)
+			}
+		}
+	})
 }
