@@ -73,7 +73,7 @@ func New[T Object](m Machine[T], opts ...Option) (*Engine[T], error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &Engine[T]{m: m, steps: map[string]Step[T]{}, deleting: m.deletionSteps(), cfg: cfg}
+	e := &Engine[T]{m: m, steps: map[string]Step[T]{}, deleting: m.DeletionSteps(), cfg: cfg}
 	names := make([]string, 0, len(m.Steps))
 	for _, s := range m.Steps {
 		e.steps[s.Name] = s

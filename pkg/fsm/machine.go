@@ -88,8 +88,9 @@ func (m Machine[T]) policy(s Step[T]) retry.Policy {
 	return s.Policy
 }
 
-// deletionSteps returns the steps reachable from the deletion step.
-func (m Machine[T]) deletionSteps() map[string]bool {
+// DeletionSteps returns the steps reachable from the deletion step: an object being deleted
+// whose step is not among them has not yet taken its deletion in.
+func (m Machine[T]) DeletionSteps() map[string]bool {
 	reach := map[string]bool{}
 	if m.Deletion == "" {
 		return reach

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 )
 
@@ -109,16 +110,32 @@ func TestEarlyWriteInvariant(t *testing.T) {
 		return proxy.RequestRecord{Time: at(seconds), Verb: "patch", Group: "core.gardener.cloud", Resource: "shoots",
 			Namespace: gardenNamespace, Name: "chaos-00", Code: 200}
 	}
+	// deletingIn returns the version the watch delivers once the Runtime is being deleted, with
+	// the step and retry record of a step it is in.
+	deletingIn := func(step string) *infrav1.Runtime {
+		rt := runtimeAt("2", infrav1.StateFailed, step, 0, 2, 10)
+		rt.DeletionTimestamp = ptrTime(at(1.5))
+		return rt
+	}
 	tests := []struct {
 		name     string
 		write    proxy.RequestRecord
 		deleteAt float64 // 0: no deletion
+		later    *infrav1.Runtime
 		violated bool
 	}{
 		{name: "a write before the stored next retry", write: write(5), violated: true},
 		{name: "a write after it", write: write(10.5)},
 		{name: "a write before the version was seen", write: write(0.5)},
 		{name: "a write after the deletion was asked for", write: write(5), deleteAt: 4},
+		{
+			name:  "a write after the watch showed the deletion, which the manager had not yet taken in",
+			write: write(5), deleteAt: 1.5, later: deletingIn("WaitForShoot"),
+		},
+		{
+			name:  "a write before the next retry of a deletion step",
+			write: write(5), deleteAt: 1.5, later: deletingIn(runtimectrl.StepDeleteShoot), violated: true,
+		},
 		{name: "a read", write: proxy.RequestRecord{Time: at(5), Verb: "get", Resource: "shoots", Namespace: gardenNamespace, Name: "chaos-00"}},
 		{
 			name:     "a write of the structured-auth ConfigMap",
@@ -133,6 +150,9 @@ func TestEarlyWriteInvariant(t *testing.T) {
 			rec.add(runtimeAt("1", infrav1.StatePending, "ApplyShoot", 0, 2, 10), at(1), false)
 			if tc.deleteAt > 0 {
 				rec.markDeleting("chaos-00", at(tc.deleteAt))
+			}
+			if tc.later != nil {
+				rec.add(tc.later, at(2), false)
 			}
 			checkEarlyWrites(rec, rep, []proxy.RequestRecord{tc.write})
 			if got := len(rep.failed()) > 0; got != tc.violated {

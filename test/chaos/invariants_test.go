@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 )
 
@@ -184,7 +185,7 @@ func checkEarlyWrites(rec *recorder, rep *report, records []proxy.RequestRecord)
 		writes++
 		rep.count(invEarlyWrite)
 		o, ok := h.inForce(r.Time)
-		if !ok || o.gone || (!h.deleteAt.IsZero() && r.Time.After(h.deleteAt) && !o.deleting) {
+		if !ok || o.gone || deletionPending(h, o, r.Time) {
 			continue
 		}
 		if o.retry == nil || o.retry.NextRetryAt == nil || !r.Time.Before(o.retry.NextRetryAt.Time) {
@@ -200,6 +201,21 @@ func checkEarlyWrites(rec *recorder, rep *report, records []proxy.RequestRecord)
 			o.rv, clock(o.at), step, o.retry.Step, o.retry.Attempt, o.retry.Limit, o.retry.Class, o.retry.Reason))
 	}
 	return writes
+}
+
+// runtimeDeletionSteps are the steps of the Runtime controller's deletion path.
+var runtimeDeletionSteps = runtimectrl.NewMachine(runtimectrl.Config{}).DeletionSteps()
+
+// deletionPending reports whether, at time t, the Runtime's deletion was asked for and the
+// version in force does not yet show the manager taking it in: either the watch has not delivered
+// the deleting version, or that version still carries the status from before the deletion (the
+// manager restarts the machine, runs the first deletion step and only then writes the status).
+// The retry record of such a version no longer binds the manager.
+func deletionPending(h *history, o observation, t time.Time) bool {
+	if !o.deleting {
+		return !h.deleteAt.IsZero() && t.After(h.deleteAt)
+	}
+	return o.step == nil || !runtimeDeletionSteps[o.step.Name]
 }
 
 // leftovers lists what remains of the Runtimes: themselves, shoots, GardenerClusters, kubeconfig
