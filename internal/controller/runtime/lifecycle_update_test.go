@@ -157,6 +157,11 @@ func TestFlakyGardenerStillEndsReady(t *testing.T) {
 	for _, name := range []string{"flaky-1", "flaky-2", "flaky-3", "flaky-4"} {
 		runtimes = append(runtimes, newRuntime(t, name))
 	}
+	// The faults end before the Runtimes' deletion (cleanups run last registered first): the
+	// test is about provisioning. Deleting under them could exhaust a deletion step's budget of
+	// this package's short policy (6 attempts within about 10s, each attempt of DeleteShoot
+	// makes two faultable calls), and a Failed deletion is probed only hourly.
+	t.Cleanup(func() { _ = sim.SetFaults(nil) })
 	for _, rt := range runtimes {
 		waitForRuntime(t, rt, 3*time.Minute, "Ready despite the faults", readyAt(1))
 	}
