@@ -40,11 +40,29 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code, the PrometheusRule (from 
 	go run ./hack/fsmdiagram -out docs/fsm.md
 
 # allowDangerousTypes: the Runtime API carries Gardener's worker options whole, as upstream's does,
-# and Gardener's cluster-autoscaler options have float fields.
+# and Gardener's cluster-autoscaler options have float fields. RBAC comes from
+# internal/manager/rbac.go alone, which states each permission with its reason and scope.
+# The Prometheus Operator's ServiceMonitor and PrometheusRule CRDs, generated from its API module,
+# let test/deploy apply config/default to a bare API server; they are not shipped.
+MONITORING_API := github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1
+MONITORING_CRDS := test/deploy/testdata/crd
+
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers into config/.
-	$(CONTROLLER_GEN) crd:allowDangerousTypes=true rbac:roleName=infrastructure-manager paths="./api/..." paths="./internal/..." \
-		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths="./api/..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=infrastructure-manager paths="./internal/manager/..." output:rbac:artifacts:config=config/rbac
+	@rm -rf $(BIN)/monitoring-crds
+	$(CONTROLLER_GEN) crd:maxDescLen=0 paths="$(MONITORING_API)" output:crd:artifacts:config=$(BIN)/monitoring-crds
+	@mkdir -p $(MONITORING_CRDS)
+	cp $(BIN)/monitoring-crds/monitoring.coreos.com_servicemonitors.yaml $(BIN)/monitoring-crds/monitoring.coreos.com_prometheusrules.yaml $(MONITORING_CRDS)/
+
+# IMG names the manager's image: in the rendered Deployment and in the image `make image` builds.
+# dist/install.yaml is committed with the default; `make verify` renders it so.
+IMG ?= infrastructure-manager:latest
+
+.PHONY: deploy-manifests
+deploy-manifests: ## Render config/default, the whole install, into dist/install.yaml (IMG=name:tag sets the image).
+	go run ./hack/deploymanifests -dir config/default -out dist/install.yaml -image $(IMG)
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -58,12 +76,15 @@ vet: ## Run go vet.
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with the linters of .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
 
+VERIFIED := api config go.mod go.sum docs hack dist test/deploy/testdata
+
 .PHONY: verify
 verify: generate manifests ## Fail when a generated file is stale or go.mod is untidy.
+	$(MAKE) deploy-manifests IMG=infrastructure-manager:latest
 	go mod tidy
-	@if [ -n "$$(git status --porcelain -- api config go.mod go.sum docs hack)" ]; then \
-		echo "verify: generated files are stale; run 'make generate manifests' and 'go mod tidy' and commit:"; \
-		git status --porcelain -- api config go.mod go.sum docs hack; git --no-pager diff --stat; exit 1; \
+	@if [ -n "$$(git status --porcelain -- $(VERIFIED))" ]; then \
+		echo "verify: generated files are stale; run 'make generate manifests deploy-manifests' and 'go mod tidy' and commit:"; \
+		git status --porcelain -- $(VERIFIED); git --no-pager diff --stat; exit 1; \
 	fi
 	@echo "verify: generated files are up to date"
 
@@ -126,6 +147,13 @@ $(KUBE_APISERVER):
 .PHONY: build
 build: ## Build the manager binary into bin/.
 	go build -o $(BIN)/manager ./cmd/manager
+
+# No Docker needed: hack/image builds the static binary and writes an OCI image layout tar file,
+# which `docker load`, `podman load` or skopeo (oci-archive:) read. The Dockerfile builds the
+# same image with Docker.
+.PHONY: image
+image: ## Build the manager's OCI image into bin/infrastructure-manager.oci.tar, without Docker (IMG=name:tag names it).
+	go run ./hack/image -out $(BIN)/infrastructure-manager.oci.tar -tag $(IMG)
 
 # make run SCENARIO=flaky RUN_ARGS="--operation-duration=20s"; bin/localenv --help lists both.
 SCENARIO ?= healthy

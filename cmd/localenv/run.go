@@ -344,7 +344,8 @@ func (e *env) startManager(cp *localenv.ControlPlane, sim *gardensim.Simulator) 
 	o.Poll = 5 * time.Second
 	o.ShootCreateDeadline = 5 * time.Minute
 	o.ProbeInterval = 2 * time.Minute
-	o.MetricsAddr = e.s.metricsAddr
+	// The local Prometheus scrapes plain HTTP on loopback.
+	o.MetricsAddr, o.MetricsSecure = e.s.metricsAddr, false
 	o.ProbeAddr = "0"
 	o.SkipNameValidation = true
 	mgr, err := manager.New(cp.Config, sim.RESTConfig(), o)

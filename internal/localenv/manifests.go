@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,13 +24,15 @@ type Manifest struct {
 	Object *unstructured.Unstructured
 }
 
-// ReadManifests decodes every document of every *.yaml file of dir, in file name order. A
-// directory without YAML files is an error: it is most likely the wrong directory.
+// ReadManifests decodes every document of every *.yaml file of dir, in file name order, but
+// kustomization.yaml, which is kustomize's and no object. A directory without YAML files is an
+// error: it is most likely the wrong directory.
 func ReadManifests(dir string) ([]Manifest, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
+	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "kustomization.yaml" })
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no *.yaml files in %s", dir)
 	}

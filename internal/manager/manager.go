@@ -30,9 +30,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
@@ -57,6 +57,9 @@ type Options struct {
 	ReleaseWindow time.Duration
 	// MetricsAddr serves the metrics; "0" disables them.
 	MetricsAddr string
+	// MetricsSecure serves the metrics over HTTPS to callers that the API server authenticates
+	// and allows to get /metrics; false serves plain HTTP to anyone who reaches the address.
+	MetricsSecure bool
 	// ProbeAddr serves the health probes; "0" disables them.
 	ProbeAddr string
 	// LeaderElection elects one active replica; the lease lives in LeaderElectionNamespace
@@ -126,7 +129,8 @@ func DefaultOptions() Options {
 		ReleaseWindow:            30 * time.Second,
 		GardenRequestTimeout:     3 * time.Second,
 		StepTimeout:              2 * time.Minute,
-		MetricsAddr:              ":8080",
+		MetricsAddr:              ":8443",
+		MetricsSecure:            true,
 		ProbeAddr:                ":8081",
 		Workers:                  25,
 		Policy:                   retry.DefaultPolicy(),
@@ -161,6 +165,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.CircuitCooldown, "gardener-circuit-cooldown", o.CircuitCooldown, "how long an open circuit refuses Gardener calls before one probe")
 	fs.DurationVar(&o.ReleaseWindow, "gardener-release-window", o.ReleaseWindow, "window over which runtimes paused by an open circuit are released once it closes")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve the metrics over HTTPS to callers allowed to get /metrics; false serves plain HTTP to anyone")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, for more than one replica")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease (default: --namespace)")
@@ -254,16 +259,20 @@ func (o Options) ConvertOptions(l *landscape.Landscape) gardener.ConvertOptions 
 	return c
 }
 
-// addMetricsAndChecks registers upstream's metrics and the health check.
+// addMetricsAndChecks registers upstream's metrics and the health checks.
 func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
 	// Registered once per process; a second manager in the same process (tests) keeps the first's.
 	if err := ctrlmetrics.Registry.Register(newUpstreamMetrics(mgr.GetClient(), o.KubeconfigLifetime, o.RotateAfter)); err != nil && !isAlreadyRegistered(err) {
 		return fmt.Errorf("register upstream's metrics: %w", err)
 	}
-	if o.ProbeAddr != "0" {
-		if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {
-			return fmt.Errorf("health check: %w", err)
-		}
+	if o.ProbeAddr == "0" {
+		return nil
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("liveness check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("informers", CacheSynced(mgr.GetCache())); err != nil {
+		return fmt.Errorf("readiness check: %w", err)
 	}
 	return nil
 }
@@ -292,8 +301,6 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
-
 // New returns a manager, not yet started, with both controllers: cfg reaches the cluster the
 // Runtimes live in, garden the Gardener project.
 func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
@@ -316,7 +323,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 o.metricsServer(),
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "infrastructure-manager.kyma-project.io",
@@ -324,13 +331,10 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		// A replica that stops hands the lease over at once instead of letting it expire.
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
-		// The only ConfigMap the manager reads is the landscape's, and the only Secrets the
-		// kubeconfig Secrets, all in its own namespace: nothing else is cached, nor readable
-		// through the cache.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{o.Namespace: {}}},
-			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{o.Namespace: {}}},
-		}},
+		// Runtimes, GardenerClusters, the kubeconfig Secrets and the ACL ConfigMap all live in
+		// the manager's namespace: nothing else is cached, nor readable through the cache, and
+		// the manager needs no permission outside it (rbac.go).
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{o.Namespace: {}}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create the controller manager: %w", err)

@@ -136,13 +136,17 @@ func (e *Env) CreateNamespace(ctx context.Context, name string) error {
 	return nil
 }
 
-// ApplyDir creates every object of every YAML file in dir.
+// ApplyDir creates every object of every YAML file in dir but kustomization.yaml, which is
+// kustomize's and no object.
 func ApplyDir(ctx context.Context, c client.Client, dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		return fmt.Errorf("list %s: %w", dir, err)
 	}
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
 		objs, err := ReadObjects(f)
 		if err != nil {
 			return err

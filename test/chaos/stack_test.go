@@ -366,6 +366,7 @@ func (s *stack) managerArgs(p profile, r *replica) []string {
 		"--gardener-project", project,
 		"--leader-elect",
 		"--metrics-bind-address", r.metrics,
+		"--metrics-secure=false",
 		"--health-probe-bind-address", r.probe,
 		"--namespace", namespace,
 		"--workers", "10",

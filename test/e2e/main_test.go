@@ -234,6 +234,8 @@ func (s *stack) startManager(ctx context.Context) error {
 	}
 	o := manager.DefaultOptions()
 	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, s.metricsAddr, "0", 4, true
+	// The test's Prometheus scrapes plain HTTP (test/deploy checks the shipped HTTPS endpoint).
+	o.MetricsSecure = false
 	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: attempts, Jitter: 0.5}
 	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
 	o.CircuitThreshold, o.CircuitCooldown = circuitThreshold, circuitCooldown

@@ -14,10 +14,6 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
-// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=gardenerclusters,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=gardenerclusters/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
-
 // Setup registers the GardenerCluster controller with the manager.
 func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error {
 	opts = append([]fsm.Option{
