@@ -92,6 +92,8 @@ func (e *Engine[T]) Machine() Machine[T] { return e.m }
 // next watch event.
 type decision struct {
 	after time.Duration
+	// moved is set when the step moved on to another step, which may run at once.
+	moved bool
 }
 
 // result is the one place where the engine's decision becomes a ctrl.Result. The engine never
@@ -103,24 +105,33 @@ func (d decision) result() ctrl.Result {
 	return ctrl.Result{RequeueAfter: d.after}
 }
 
-// Reconcile runs at most one step of obj and updates the engine's part of its status in memory;
-// the caller persists the status. It never acts before the retry record's next retry time.
+// Reconcile runs the due step of obj and updates the engine's part of its status in memory; the
+// caller persists the status. While a step moves on, the next one runs in the same call, up to
+// the chain limit (WithChain; one step by default), so one status write records where the object
+// got to. It never acts before the retry record's next retry time.
 func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
-	now := e.cfg.clock.Now()
-	before := obj.EngineStatus()
-	st := before.DeepCopy()
+	began := e.cfg.clock.Now()
+	now := began
+	st := obj.EngineStatus().DeepCopy()
 	log := ctrl.LoggerFrom(ctx)
 	if e.cfg.labels != nil {
 		log = log.WithValues("runtimeID", e.cfg.labels(obj).ID)
 	}
 	e.observeInputs(obj, st, now)
-	log = log.WithValues("step", st.Step.Name)
-	d := e.run(ctrl.LoggerInto(ctx, log), obj, st, now)
-	st.Conditions = stepConditions(obj.EngineStatus().Conditions, st.Conditions)
-	logChange(log, before, st)
-	*obj.EngineStatus() = *st
-	e.syncMetrics(obj, st)
-	return d.result()
+	for steps := 1; ; steps++ {
+		before := obj.EngineStatus().DeepCopy()
+		log := log.WithValues("step", st.Step.Name)
+		d := e.run(ctrl.LoggerInto(ctx, log), obj, st, now)
+		st.Conditions = stepConditions(obj.EngineStatus().Conditions, st.Conditions)
+		logChange(log, before, st)
+		*obj.EngineStatus() = *st
+		now = e.cfg.clock.Now()
+		if !d.moved || steps >= e.cfg.chainSteps || now.Sub(began) >= e.cfg.chainFor {
+			e.syncMetrics(obj, st)
+			return d.result()
+		}
+		st = st.DeepCopy()
+	}
 }
 
 // stepConditions returns the conditions after one call: every condition as the step left it on
@@ -300,7 +311,7 @@ func (e *Engine[T]) apply(obj T, st *infrav1.EngineStatus, s Step[T], out Outcom
 		}
 		e.succeed(obj, st, s, now)
 		e.enter(st, out.next, now)
-		return decision{after: e.cfg.advance}
+		return decision{after: e.cfg.advance, moved: true}
 	case kindDone:
 		return e.done(obj, st, s, out, now)
 	case kindWait:

@@ -42,6 +42,8 @@ type config struct {
 	onForget      func(types.NamespacedName)
 	inputs        func(client.Object) string
 	advance       time.Duration
+	chainSteps    int
+	chainFor      time.Duration
 	gate          Gate
 	stepTimeout   time.Duration
 }
@@ -57,6 +59,7 @@ func defaultConfig() config {
 		conflictDelay: time.Second,
 		maxMessage:    512,
 		advance:       defaultAdvance,
+		chainSteps:    1,
 		stepTimeout:   2 * time.Minute,
 	}
 }
@@ -95,6 +98,20 @@ func WithAdvanceDelay(d time.Duration) Option {
 	return func(o *config) {
 		if d > 0 {
 			o.advance = d
+		}
+	}
+}
+
+// WithChain lets one call run up to steps steps while each moves on to the next, for at most
+// within (a step that starts later waits for the next call). The object's status is then
+// written once for the whole chain: a step change costs no status write of its own, and the
+// next step never runs from a copy that lacks the step before it. Steps must not depend on
+// seeing their predecessor's status persisted; the engine's own guarantees (retry records,
+// deadlines) hold either way, because every failure and every wait ends the chain.
+func WithChain(steps int, within time.Duration) Option {
+	return func(o *config) {
+		if steps > 0 {
+			o.chainSteps, o.chainFor = steps, within
 		}
 	}
 }

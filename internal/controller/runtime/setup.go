@@ -30,6 +30,12 @@ import (
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
+// One call runs at most chainSteps steps that move on, and starts none after chainFor.
+const (
+	chainSteps = 16
+	chainFor   = 5 * time.Second
+)
+
 // Setup registers the Runtime controller with the manager. Shoots are watched in the garden
 // project, so a waiting step wakes when its shoot changes instead of polling at fixed intervals.
 func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, opts ...fsm.Option) error {
@@ -42,6 +48,10 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 		fsm.WithMetrics(fsm.DefaultMetrics()),
 		fsm.WithObjectMetrics(runtimeLabels),
 		fsm.WithInputs(s.inputs),
+		// The steps read what they need from the garden and the runtime cluster, never their
+		// predecessor's persisted status: steps that move on run in one call, and one status
+		// write records where the Runtime got to.
+		fsm.WithChain(chainSteps, chainFor),
 	}, opts...)
 	engine, err := fsm.New(NewMachine(cfg), opts...)
 	if err != nil {
