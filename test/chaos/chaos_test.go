@@ -30,10 +30,30 @@ import (
 // deletes them all. It fails on any violated invariant, with the Runtime, the time and what was
 // seen; the table of invariants and figures is logged and printed either way.
 func TestChaos(t *testing.T) {
+	runChaos(t, prof)
+}
+
+// TestAPIServerRestartWritesOncePerStep restarts the control plane's kube-apiserver while
+// Runtimes provision, with no other chaos: no Gardener faults, no kills, one replica. What the
+// manager writes then is all its own doing, so besides the invariants of every run it must make
+// no status write that neither changes the step nor records something new (a retry, what the
+// shoot reports, an input), and no second write of a shoot or its ConfigMap before the deletion.
+func TestAPIServerRestartWritesOncePerStep(t *testing.T) {
+	p := prof
+	p.Stuck, p.Kills, p.LeaderKills, p.Replicas = 0, 0, 0, 1
+	p.Transient, p.Malformed = 0, 0
+	p.APIServerRestarts = 1
+	// The restart falls within the first 30s, while the Runtimes created over 20s are in
+	// their first steps.
+	p.Spread, p.Window = 20*time.Second, 30*time.Second
+	runChaos(t, p)
+}
+
+// runChaos runs the suite with profile p.
+func runChaos(t *testing.T, p profile) {
 	if testing.Short() {
 		t.Skip("chaos: skipped with -short: it builds and runs the manager, the simulator and three API servers")
 	}
-	p := prof
 	if err := p.validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -242,6 +262,9 @@ func (r *run) execute(ctx context.Context) {
 	}
 	records, dropped := r.reqs.all()
 	gardenWrites := checkEarlyWrites(r.rec, r.rep, records)
+	if p.quiet() {
+		checkOwnWrites(r.rec, r.rep, records)
+	}
 	r.figures(settledAt, deleteBegan, cleanupTook, records, dropped, gardenWrites)
 
 	table := r.rep.table(p.String())
@@ -413,11 +436,16 @@ func (r *run) figures(settledAt, deleteBegan time.Time, cleanupTook time.Duratio
 	allReady := true
 	var ready, failed int
 	reasons := map[string]int{}
-	writes, steps := 0, 0
+	writes, steps, machineSteps := 0, 0, 0
+	kinds := map[string]int{}
 	var pastDeadline time.Duration
 	for _, h := range hs {
 		writes += h.writes
 		steps += h.stepChanges
+		machineSteps += h.machineSteps
+		for k, n := range h.byKind {
+			kinds[writeKind(k).String()] += n
+		}
 		pastDeadline = max(pastDeadline, h.maxPastDeadline)
 		if !h.stuck {
 			if h.readyAt.IsZero() {
@@ -477,9 +505,10 @@ func (r *run) figures(settledAt, deleteBegan time.Time, cleanupTook time.Duratio
 	rep.figure("Gardener requests by verb", "%d: %s", len(records), formatCounts(byVerb))
 	rep.figure("Gardener writes by resource", "%s", formatCounts(writesByVerb))
 	rep.figure("Gardener requests not answered 2xx", "%s", formatCounts(answered))
-	rep.figure("step changes seen", "%d", steps)
-	rep.figure("status writes per step change", "%s (%d resourceVersions / %d step changes)", ratio(writes, steps), writes, steps)
-	rep.figure("Gardener writes per step change", "%s (%d writes of the Runtimes' shoots and ConfigMaps / %d step changes)", ratio(gardenWrites, steps), gardenWrites, steps)
+	rep.figure("step changes", "%d of the machine, in %d status writes", machineSteps, steps)
+	rep.figure("status writes per step change", "%s (%d resourceVersions / %d step changes)", ratio(writes, machineSteps), writes, machineSteps)
+	rep.figure("status writes by what they changed", "%s", formatCounts(kinds))
+	rep.figure("Gardener writes per step change", "%s (%d writes of the Runtimes' shoots and ConfigMaps / %d step changes)", ratio(gardenWrites, machineSteps), gardenWrites, machineSteps)
 	rep.figure("longest seen past a step deadline, not Failed", "%s (grace %s)", pastDeadline.Round(time.Second), r.p.DeadlineGrace)
 	for _, rs := range r.chaosLog.restarts {
 		rep.figure("rates in the minute before the kube-apiserver restart and after it was back",

@@ -259,3 +259,80 @@ func TestChaosScenarioShares(t *testing.T) {
 		t.Errorf("lifecycle rules = %+v, want the hang of the stuck shoots", sc.Lifecycle)
 	}
 }
+
+func TestStepOnceInvariant(t *testing.T) {
+	tests := []struct {
+		name     string
+		steps    []string // the step of each version, entered at its index
+		violated bool
+	}{
+		{name: "the machine's path", steps: []string{"Initialise", "WaitForShoot", "WaitForKubeconfig", "Done"}},
+		{name: "a step run again from a stale copy", steps: []string{"Initialise", "WaitForShoot", "ApplyShoot"}, violated: true},
+		{name: "a re-check from the start", steps: []string{"Initialise", "WaitForShoot", "Done", "Initialise", "WaitForShoot", "Done"}},
+		{name: "the deletion", steps: []string{"Initialise", "WaitForShoot", "DeleteGardenerCluster", "WaitForShootDeletion"}},
+		{name: "the same step afresh", steps: []string{"Initialise", "WaitForShoot", "WaitForShoot"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, rep := newTestRecorder()
+			for i, step := range tc.steps {
+				rec.add(runtimeAt(string(rune('a'+i)), infrav1.StatePending, step, float64(i), 0, 0), at(float64(i)+0.5), false)
+			}
+			if got := len(rep.failed()) > 0; got != tc.violated {
+				t.Errorf("violated = %v, want %v:\n%s", got, tc.violated, rep.details(invStepOnce, 5))
+			}
+		})
+	}
+}
+
+func TestStepsBetween(t *testing.T) {
+	in := func(step string) observation {
+		return observation{step: &infrav1.StepStatus{Name: step}}
+	}
+	tests := []struct {
+		from, to string
+		want     int
+	}{
+		{runtimectrl.StepApplyShoot, runtimectrl.StepWaitForShoot, 1},
+		{runtimectrl.StepInitialise, runtimectrl.StepWaitForShoot, 3},
+		{runtimectrl.StepConfigureOIDC, "Done", 2},
+		// Restarts: into the start step, or into the deletion and on along its path.
+		{"Done", runtimectrl.StepInitialise, 1},
+		{"Done", runtimectrl.StepWaitForShoot, 4},
+		{runtimectrl.StepWaitForShoot, runtimectrl.StepWaitForShootDeletion, 3},
+		// The same step afresh.
+		{runtimectrl.StepWaitForShoot, runtimectrl.StepWaitForShoot, 1},
+	}
+	for _, tc := range tests {
+		if got := stepsBetween(in(tc.from), in(tc.to)); got != tc.want {
+			t.Errorf("%s → %s: %d step changes, want %d", tc.from, tc.to, got, tc.want)
+		}
+	}
+}
+
+func TestClassifyWrites(t *testing.T) {
+	base := observe(runtimeAt("1", infrav1.StatePending, "WaitForShoot", 0, 0, 0), at(1), false)
+	change := func(f func(*infrav1.Runtime)) observation {
+		rt := runtimeAt("2", infrav1.StatePending, "WaitForShoot", 0, 0, 0)
+		f(rt)
+		return observe(rt, at(2), false)
+	}
+	tests := []struct {
+		name string
+		o    observation
+		want writeKind
+	}{
+		{"another step", change(func(rt *infrav1.Runtime) { rt.Status.Step.Name = "EnsureGardenerCluster" }), writeStep},
+		{"a finalizer", change(func(rt *infrav1.Runtime) { rt.Finalizers = []string{"x"} }), writeInput},
+		{"a retry record", change(func(rt *infrav1.Runtime) { rt.Status.Retry = &infrav1.RetryStatus{Step: "WaitForShoot", Attempt: 1} }), writeRetry},
+		{"the shoot's progress", change(func(rt *infrav1.Runtime) {
+			rt.Status.Gardener = &infrav1.GardenerStatus{LastOperation: &infrav1.LastOperation{Progress: 50}}
+		}), writeWorld},
+		{"only the Ready message", change(func(rt *infrav1.Runtime) { rt.Status.State = infrav1.StatePending }), writeOther},
+	}
+	for _, tc := range tests {
+		if got := classify(base, tc.o); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}

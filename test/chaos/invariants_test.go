@@ -203,8 +203,56 @@ func checkEarlyWrites(rec *recorder, rep *report, records []proxy.RequestRecord)
 	return writes
 }
 
+// checkOwnWrites is the invariant of a run without faults or kills, where every write is the
+// manager's own doing: each status write changes the step or records something new (a retry
+// record, what the shoot reports, an input), and before its Runtime's deletion each shoot and
+// structured-auth ConfigMap is written at most once.
+func checkOwnWrites(rec *recorder, rep *report, records []proxy.RequestRecord) {
+	histories := rec.snapshot()
+	byShoot := map[string]*history{}
+	for _, h := range histories {
+		byShoot[h.shoot] = h
+		for i := 1; i < len(h.obs); i++ {
+			prev, o := h.obs[i-1], h.obs[i]
+			if o.gone {
+				continue
+			}
+			rep.count(invOwnWrites)
+			if classify(prev, o) == writeOther {
+				rep.violate(invOwnWrites, h.name, o.at, fmt.Sprintf(
+					"status write rv %s → %s changed neither the step (%s), the retry record, the shoot's mirror nor an input: state %s → %s, Ready %s → %s",
+					prev.rv, o.rv, stepName(o), prev.state, o.state, prev.readyReason, o.readyReason))
+			}
+		}
+	}
+	written := map[string]int{}
+	for _, r := range records {
+		shoot, ok := runtimeWrite(r)
+		h := byShoot[shoot]
+		if !ok || h == nil || (!h.deleteAt.IsZero() && !r.Time.Before(h.deleteAt)) {
+			continue
+		}
+		rep.count(invOwnWrites)
+		key := r.Resource + "/" + r.Name
+		if written[key]++; written[key] > 1 {
+			rep.violate(invOwnWrites, h.name, r.Time, fmt.Sprintf("%s %s (answered %d): write number %d before the deletion", r.Verb, key, r.Code, written[key]))
+		}
+	}
+}
+
+// stepName is the step of an observation, or (none).
+func stepName(o observation) string {
+	if o.step == nil {
+		return "(none)"
+	}
+	return o.step.Name
+}
+
+// runtimeMachine is the Runtime controller's transition table, for its step names.
+var runtimeMachine = runtimectrl.NewMachine(runtimectrl.Config{})
+
 // runtimeDeletionSteps are the steps of the Runtime controller's deletion path.
-var runtimeDeletionSteps = runtimectrl.NewMachine(runtimectrl.Config{}).DeletionSteps()
+var runtimeDeletionSteps = runtimeMachine.DeletionSteps()
 
 // deletionPending reports whether, at time t, the Runtime's deletion was asked for and the
 // version in force does not yet show the manager taking it in: either the watch has not delivered

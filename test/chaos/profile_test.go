@@ -173,6 +173,12 @@ func (p *profile) validate() error {
 	return nil
 }
 
+// quiet reports whether the profile has no chaos but kube-apiserver restarts: no Gardener
+// faults, no kills, one replica. Every write of such a run is the manager's own doing.
+func (p profile) quiet() bool {
+	return p.Transient == 0 && p.Malformed == 0 && p.Kills == 0 && p.Replicas == 1
+}
+
 // String is the profile in one line, for the log and the table.
 func (p profile) String() string {
 	return fmt.Sprintf("seed %d: %d runtimes (%d stuck), %d replicas, %d kills (%d of the leader), %d kube-apiserver restarts (%s down), "+

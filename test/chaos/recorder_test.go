@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 )
 
@@ -31,6 +32,9 @@ type observation struct {
 	retry    *infrav1.RetryStatus
 	// readyReason is the reason of the Ready condition.
 	readyReason string
+	// world is what the status mirrors of the shoot; meta is what the suite or the manager
+	// changed outside the status (generation, finalizers, annotations, deletion).
+	world, meta string
 }
 
 // observe copies what the invariants need out of a Runtime.
@@ -42,7 +46,116 @@ func observe(rt *infrav1.Runtime, at time.Time, listed bool) observation {
 	if c := meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionReady); c != nil {
 		o.readyReason = c.Reason
 	}
+	o.world = fingerprint(rt.Status.Gardener, rt.Status.ShootLastOperation, rt.Status.ShootLastErrors)
+	o.meta = fingerprint(rt.Generation, rt.Finalizers, rt.Annotations, rt.DeletionTimestamp)
 	return o
+}
+
+// fingerprint is the JSON of values, for comparing them.
+func fingerprint(values ...any) string {
+	data, err := json.Marshal(values)
+	if err != nil {
+		return err.Error()
+	}
+	return string(data)
+}
+
+// stepsPassed lists the steps of the Runtime machine that lead from prev's step to o's, o's
+// included: the shortest path along the machine's edges, or, when there is none, the path from
+// the start step (or the deletion step, for a step of the deletion), with restarted set. The same
+// step entered afresh passes that step alone.
+func stepsPassed(prev, o observation) (steps []string, restarted bool) {
+	if o.step == nil {
+		return nil, false
+	}
+	if prev.step != nil {
+		if prev.step.Name == o.step.Name {
+			return []string{o.step.Name}, false
+		}
+		if path, ok := machinePath(prev.step.Name, o.step.Name); ok {
+			return path, false
+		}
+	}
+	first := runtimeMachine.Start
+	if runtimeDeletionSteps[o.step.Name] {
+		first = runtimeMachine.Deletion
+	}
+	path, _ := machinePath(first, o.step.Name)
+	return append([]string{first}, path...), true
+}
+
+// stepsBetween is how many step changes of the machine lead from prev's step to o's.
+func stepsBetween(prev, o observation) int {
+	steps, _ := stepsPassed(prev, o)
+	return len(steps)
+}
+
+// machinePath returns the steps after from up to and including to, along the shortest path of
+// the Runtime machine's edges (Done follows each step without edges).
+func machinePath(from, to string) ([]string, bool) {
+	next := map[string][]string{}
+	for _, s := range runtimeMachine.Steps {
+		next[s.Name] = s.Next
+		if len(s.Next) == 0 {
+			next[s.Name] = []string{fsm.StepDone}
+		}
+	}
+	via := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n == to {
+			var path []string
+			for ; n != from; n = via[n] {
+				path = append([]string{n}, path...)
+			}
+			return path, true
+		}
+		for _, m := range next[n] {
+			if _, seen := via[m]; !seen {
+				via[m] = n
+				queue = append(queue, m)
+			}
+		}
+	}
+	return nil, false
+}
+
+// writeKind says what one write of a Runtime changed, judged by the first of these that applies.
+type writeKind int
+
+const (
+	// writeStep moved the Runtime to another step, or into the same step afresh.
+	writeStep writeKind = iota
+	// writeInput changed something outside the status: the suite's deletion, a finalizer.
+	writeInput
+	// writeRetry changed the retry record: a failure, a pause, a retry that ran.
+	writeRetry
+	// writeWorld mirrored a change of the shoot (its last operation or errors).
+	writeWorld
+	// writeOther is any other status write: of a waiting step's message, a state, a condition.
+	writeOther
+	writeKinds
+)
+
+func (k writeKind) String() string {
+	return [...]string{"step changes", "inputs", "retry records", "shoot mirrors", "other"}[k]
+}
+
+// classify says what the write from prev to o changed.
+func classify(prev, o observation) writeKind {
+	switch {
+	case !sameStep(prev, o):
+		return writeStep
+	case prev.meta != o.meta:
+		return writeInput
+	case fingerprint(prev.retry) != fingerprint(o.retry):
+		return writeRetry
+	case prev.world != o.world:
+		return writeWorld
+	}
+	return writeOther
 }
 
 // attempt is the retry attempt the observation counts for step, 0 without a record for it.
@@ -71,6 +184,13 @@ type history struct {
 	writes int
 	// stepChanges counts the changes of step (name or entry time) between observations.
 	stepChanges int
+	// machineSteps counts the step changes of the machine the written ones stand for: the
+	// manager runs steps that move on in one call and writes where it got to.
+	machineSteps int
+	// byKind counts the writes by what they changed.
+	byKind [writeKinds]int
+	// run is the steps entered since the machine last started (or started its deletion).
+	run map[string]bool
 	// createdAt is when the suite created it, deleteAt when it asked for its deletion.
 	createdAt, deleteAt time.Time
 	// readyAt is when it was first seen Ready; settledAt when it was last seen becoming Ready or
@@ -146,9 +266,12 @@ func (rec *recorder) add(rt *infrav1.Runtime, at time.Time, listed bool) {
 		h.writes++
 		if !sameStep(prev, o) {
 			h.stepChanges++
+			h.machineSteps += stepsBetween(prev, o)
 		}
+		h.byKind[classify(prev, o)]++
 		rec.checkAttempt(h, prev, o)
 	}
+	rec.checkStepOnce(h, h.latest(), o)
 	// Ready and Failed count before the deletion only.
 	if !o.deleting && (o.state == infrav1.StateReady || o.state == infrav1.StateFailed) && h.latest().state != o.state {
 		h.settledAt = at
@@ -174,6 +297,37 @@ func (rec *recorder) gone(name string, at time.Time) {
 	defer rec.mu.Unlock()
 	if h, ok := rec.runtimes[name]; ok && !h.latest().gone {
 		h.obs = append(h.obs, observation{at: at, gone: true, rv: "gone"})
+	}
+}
+
+// checkStepOnce is the step-once invariant: within one run of the machine (from its start step,
+// or from its deletion step), no step is entered a second time, counting the steps a write
+// passed over (the manager runs steps that move on in one call); a step the Runtime left is never
+// run again from a stale copy. The machine starts again only from Done (a re-check) or into its
+// deletion. The same step entered afresh (a pause that ended, a recovery) is not a second entry.
+func (rec *recorder) checkStepOnce(h *history, prev, o observation) {
+	if o.step == nil || (prev.step != nil && prev.step.Name == o.step.Name) {
+		return
+	}
+	rec.report.count(invStepOnce)
+	from := "(none)"
+	if prev.step != nil {
+		from = prev.step.Name
+	}
+	passed, restarted := stepsPassed(prev, o)
+	if restarted || h.run == nil {
+		if restarted && prev.step != nil && from != fsm.StepDone && (runtimeDeletionSteps[from] || !runtimeDeletionSteps[o.step.Name]) {
+			rec.report.violate(invStepOnce, h.name, o.at, fmt.Sprintf(
+				"step %s entered from %s (rv %s → %s), which does not lead there: the machine went back", o.step.Name, from, prev.rv, o.rv))
+		}
+		h.run = map[string]bool{}
+	}
+	for _, step := range passed {
+		if h.run[step] {
+			rec.report.violate(invStepOnce, h.name, o.at, fmt.Sprintf(
+				"step %s entered again (rv %s → %s, from %s to %s) within one run of the machine", step, prev.rv, o.rv, from, o.step.Name))
+		}
+		h.run[step] = true
 	}
 }
 

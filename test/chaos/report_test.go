@@ -17,7 +17,9 @@ const (
 	invDeadline
 	invOneShoot
 	invAttempt
+	invStepOnce
 	invEarlyWrite
+	invOwnWrites
 	invCleanup
 	invChaos
 	invariantCount
@@ -30,7 +32,9 @@ func (i invariant) title() string {
 		"none waiting past its step deadline (+grace) without being Failed",
 		"exactly one Shoot per Runtime (and none created twice)",
 		"retry attempt never goes down without a step change or success",
+		"no step entered twice within one run of the machine",
 		"no Gardener write before the persisted status.retry.nextRetryAt",
+		"without faults or kills: each status write changes the step or records news; each shoot and ConfigMap written once",
 		"nothing left after deleting every Runtime",
 		"chaos carried out (kills, leader found, kube-apiserver back)",
 	}[i]
@@ -38,7 +42,7 @@ func (i invariant) title() string {
 
 // unit says what the checked count of an invariant counts.
 func (i invariant) unit() string {
-	return [...]string{"runtimes", "sweeps", "runtimes", "versions", "writes", "objects", "actions"}[i]
+	return [...]string{"runtimes", "sweeps", "runtimes", "versions", "step changes", "writes", "writes", "objects", "actions"}[i]
 }
 
 // violation is one breach: which Runtime, when, what.
@@ -122,8 +126,11 @@ func (r *report) table(header string) string {
 	fmt.Fprintln(tw, "INVARIANT\tRESULT\tCHECKED\tVIOLATIONS\t")
 	for i := range invariantCount {
 		result := "PASS"
-		if len(r.violations[i]) > 0 {
+		switch {
+		case len(r.violations[i]) > 0:
 			result = "FAIL"
+		case r.checked[i] == 0:
+			result = "n/a"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d %s\t%d\t\n", i.title(), result, r.checked[i], i.unit(), len(r.violations[i]))
 	}
