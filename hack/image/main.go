@@ -137,7 +137,6 @@ func image(o options, bin string) (v1.Image, error) {
 	cfg.Config.User = user
 	cfg.Config.Entrypoint = []string{entrypoint}
 	cfg.Config.WorkingDir = "/"
-	cfg.Config.Env = []string{"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
 	cfg.Config.Labels = map[string]string{
 		"org.opencontainers.image.title":       "infrastructure-manager",
 		"org.opencontainers.image.description": "Provisions Kyma runtimes as Gardener shoots",
@@ -247,7 +246,7 @@ func tarDir(dir, out string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(out), err)
 	}
-	if err := os.WriteFile(out, data, 0o600); err != nil {
+	if err := os.WriteFile(out, data, 0o644); err != nil { // an image for anyone to load
 		return fmt.Errorf("write %s: %w", out, err)
 	}
 	return nil

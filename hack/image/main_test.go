@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ import (
 func TestImage(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "image.tar")
 	const tag = "infrastructure-manager:test"
-	if err := build(options{out: out, tag: tag, pkg: "./cmd/manager", dir: filepath.Join("..", ".."), arch: "amd64", version: "test"}); err != nil {
+	if err := build(options{out: out, tag: tag, pkg: "./cmd/manager", dir: filepath.Join("..", ".."), arch: runtime.GOARCH, version: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	img, name := readLayout(t, out)
@@ -39,9 +40,9 @@ func TestImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Config.User != "65532:65532" || !slices.Equal(cfg.Config.Entrypoint, []string{"/manager"}) || cfg.OS != "linux" || cfg.Architecture != "amd64" {
-		t.Errorf("config user %q, entrypoint %q, platform %s/%s; want 65532:65532, [/manager], linux/amd64",
-			cfg.Config.User, cfg.Config.Entrypoint, cfg.OS, cfg.Architecture)
+	if cfg.Config.User != "65532:65532" || !slices.Equal(cfg.Config.Entrypoint, []string{"/manager"}) || cfg.OS != "linux" || cfg.Architecture != runtime.GOARCH {
+		t.Errorf("config user %q, entrypoint %q, platform %s/%s; want 65532:65532, [/manager], linux/%s",
+			cfg.Config.User, cfg.Config.Entrypoint, cfg.OS, cfg.Architecture, runtime.GOARCH)
 	}
 	if cfg.Config.Labels["org.opencontainers.image.title"] != "infrastructure-manager" || cfg.Config.Labels["org.opencontainers.image.version"] != "test" {
 		t.Errorf("labels %v", cfg.Config.Labels)

@@ -23,7 +23,7 @@ func TestRenderSetsTheImage(t *testing.T) {
 		want string
 	}{
 		{name: "as configured", dir: DefaultDir, want: "infrastructure-manager:latest"},
-		{name: "an image of one's own", dir: DefaultDir, image: "example.test/infrastructure-manager:v1.2.3", want: "example.test/infrastructure-manager:v1.2.3"},
+		{name: "an image of one's own", dir: DefaultDir, image: "infrastructure-manager:v1.2.3", want: "infrastructure-manager:v1.2.3"},
 		{name: "no Deployment", dir: filepath.Join("config", "crd"), image: "infrastructure-manager:v1"},
 	}
 	for _, tt := range tests {
