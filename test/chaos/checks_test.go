@@ -311,9 +311,15 @@ func TestStepsBetween(t *testing.T) {
 }
 
 func TestClassifyWrites(t *testing.T) {
-	base := observe(runtimeAt("1", infrav1.StatePending, "WaitForShoot", 0, 0, 0), at(1), false)
+	setReady := func(rt *infrav1.Runtime, reason, msg string) {
+		rt.Status.Conditions = []metav1.Condition{{Type: infrav1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}}
+	}
+	first := runtimeAt("1", infrav1.StatePending, "WaitForShoot", 0, 0, 0)
+	setReady(first, "Waiting", "shoot is not visible yet")
+	base := observe(first, at(1), false)
 	change := func(f func(*infrav1.Runtime)) observation {
 		rt := runtimeAt("2", infrav1.StatePending, "WaitForShoot", 0, 0, 0)
+		setReady(rt, "Waiting", "shoot is not visible yet")
 		f(rt)
 		return observe(rt, at(2), false)
 	}
@@ -329,6 +335,7 @@ func TestClassifyWrites(t *testing.T) {
 			rt.Status.Gardener = &infrav1.GardenerStatus{LastOperation: &infrav1.LastOperation{Progress: 50}}
 		}), writeWorld},
 		{"only the Ready message", change(func(rt *infrav1.Runtime) { rt.Status.State = infrav1.StatePending }), writeOther},
+		{"what a waiting step waits for", change(func(rt *infrav1.Runtime) { setReady(rt, "Waiting", "Gardener operation Create is Pending") }), writeWorld},
 	}
 	for _, tc := range tests {
 		if got := classify(base, tc.o); got != tc.want {

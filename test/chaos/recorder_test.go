@@ -30,8 +30,8 @@ type observation struct {
 	state    infrav1.State
 	step     *infrav1.StepStatus
 	retry    *infrav1.RetryStatus
-	// readyReason is the reason of the Ready condition.
-	readyReason string
+	// readyReason and readyMessage are the Ready condition's.
+	readyReason, readyMessage string
 	// world is what the status mirrors of the shoot; meta is what the suite or the manager
 	// changed outside the status (generation, finalizers, annotations, deletion).
 	world, meta string
@@ -44,7 +44,7 @@ func observe(rt *infrav1.Runtime, at time.Time, listed bool) observation {
 		state: rt.Status.State, step: rt.Status.Step.DeepCopy(), retry: rt.Status.Retry.DeepCopy(),
 	}
 	if c := meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionReady); c != nil {
-		o.readyReason = c.Reason
+		o.readyReason, o.readyMessage = c.Reason, c.Message
 	}
 	o.world = fingerprint(rt.Status.Gardener, rt.Status.ShootLastOperation, rt.Status.ShootLastErrors)
 	o.meta = fingerprint(rt.Generation, rt.Finalizers, rt.Annotations, rt.DeletionTimestamp)
@@ -153,6 +153,10 @@ func classify(prev, o observation) writeKind {
 	case fingerprint(prev.retry) != fingerprint(o.retry):
 		return writeRetry
 	case prev.world != o.world:
+		return writeWorld
+	case prev.readyReason == fsm.ReasonWaiting && o.readyReason == fsm.ReasonWaiting && prev.readyMessage != o.readyMessage:
+		// What a waiting step waits for changed (a shoot became visible before it reports an
+		// operation): news from the world that the shoot's mirror does not show.
 		return writeWorld
 	}
 	return writeOther
