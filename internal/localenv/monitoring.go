@@ -14,23 +14,46 @@ import (
 // MetricsJob is the Prometheus job of the manager's metrics; the rules select it.
 const MetricsJob = "infrastructure-manager"
 
-// FindMonitoring returns the installed Prometheus and Alertmanager binaries, empty for a missing
-// one. Debian installs them as /usr/bin/prometheus and /usr/bin/prometheus-alertmanager.
+// MonitoringDir is where `make monitoring-tools` builds Prometheus and Alertmanager, relative to
+// the repository root.
+const MonitoringDir = "bin/monitoring"
+
+// FindMonitoring returns the Prometheus and Alertmanager binaries to run, empty for a missing one.
+// Each is the first executable of: the file that the environment variable PROMETHEUS or
+// ALERTMANAGER names (the Makefile sets them), the build of `make monitoring-tools` in
+// bin/monitoring under the working directory (localenv runs from the repository root), and the
+// one on PATH (Debian installs them as /usr/bin/prometheus and /usr/bin/prometheus-alertmanager).
 func FindMonitoring() (prometheus, alertmanager string) {
-	prometheus = lookPath("prometheus")
-	alertmanager = lookPath("prometheus-alertmanager")
-	if alertmanager == "" {
-		alertmanager = lookPath("alertmanager")
-	}
-	return prometheus, alertmanager
+	return findMonitoring(".", os.Getenv, exec.LookPath)
 }
 
-func lookPath(name string) string {
-	p, err := exec.LookPath(name)
-	if err != nil {
+// findMonitoring is FindMonitoring with the repository root, the environment and the PATH lookup
+// given.
+func findMonitoring(root string, getenv func(string) string, lookPath func(string) (string, error)) (prometheus, alertmanager string) {
+	find := func(env string, names ...string) string {
+		if p := getenv(env); p != "" && isExecutable(p) {
+			return p
+		}
+		if p := filepath.Join(root, MonitoringDir, names[0]); isExecutable(p) {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
+			return p
+		}
+		for _, name := range names {
+			if p, err := lookPath(name); err == nil {
+				return p
+			}
+		}
 		return ""
 	}
-	return p
+	return find("PROMETHEUS", "prometheus"), find("ALERTMANAGER", "alertmanager", "prometheus-alertmanager")
+}
+
+// isExecutable reports whether path is a regular file that someone may execute.
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
 // MonitoringOptions configure the local Prometheus and Alertmanager.
