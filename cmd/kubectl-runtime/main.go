@@ -1,8 +1,21 @@
 // Command kubectl-runtime is the operator's kubectl plugin for Kyma Runtimes. Installed on the
-// PATH as kubectl-runtime, it runs as `kubectl runtime COMMAND`.
+// PATH as kubectl-runtime (make install-plugin puts it into bin/), it runs as
+// `kubectl runtime COMMAND`. It reads the caller's kubeconfig and takes kubectl's -n, --context
+// and --kubeconfig flags.
 //
 // Commands:
 //
+//	list [--failing|--retrying] [-o wide|yaml|json]
+//	    One line a Runtime: state, step, attempt of limit, next retry, last reason, age.
+//	status NAME [--prometheus URL] [-o yaml|json]
+//	    The retry record, the step history from the Runtime's events, Gardener's last operation
+//	    and errors, the kubeconfig's expiry, and the alerts firing for it.
+//	explain NAME
+//	    In plain words: what the Runtime waits for, what happens next and when, and what a
+//	    person can do.
+//	retry NAME [--timeout 1m] [--wait=false]
+//	    Ask for a manual retry (a fresh retry budget, at once) and wait until the manager has
+//	    taken the request in.
 //	render -f RUNTIME.yaml [--shoot SHOOT.yaml] [--config FILE]
 //	    Print, as YAML, exactly the objects the manager would write to the garden for the
 //	    Runtime: the structured authentication ConfigMap and the Shoot. No cluster is needed.
@@ -14,6 +27,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 func main() {
@@ -25,28 +42,50 @@ func main() {
 	}
 }
 
-const usage = `Usage: kubectl runtime COMMAND [flags]
-
-Commands:
-  render   print the objects the manager would write to the garden for a Runtime, offline
-
-Run 'kubectl runtime COMMAND -h' for the flags of a command.
-`
-
-// run dispatches one command line.
+// run runs one command line with the real clock.
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("no command given")
+	return newRoot(stdout, stderr, time.Now).execute(args)
+}
+
+// root is the plugin: the kubectl connection flags every cluster command shares, where it
+// writes, and its clock (tests fix it, so relative times in golden outputs stay put).
+type root struct {
+	flags          *genericclioptions.ConfigFlags
+	stdout, stderr io.Writer
+	now            func() time.Time
+}
+
+func newRoot(stdout, stderr io.Writer, now func() time.Time) *root {
+	return &root{flags: genericclioptions.NewConfigFlags(true), stdout: stdout, stderr: stderr, now: now}
+}
+
+// execute builds the command tree and runs args through it.
+func (r *root) execute(args []string) error {
+	cmd := &cobra.Command{
+		Use:   "kubectl runtime",
+		Short: "Inspect, explain and retry Kyma Runtimes of Infrastructure Manager",
+		Long: "Inspect, explain and retry Kyma Runtimes of Infrastructure Manager.\n\n" +
+			"Uses your kubeconfig like kubectl: -n picks the namespace of the Runtimes (kcp-system on a landscape).",
+		SilenceUsage:  true,
+		SilenceErrors: true,
 	}
-	switch args[0] {
-	case "render":
-		return render(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	default:
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("unknown command %q", args[0])
+	cmd.SetOut(r.stdout)
+	cmd.SetErr(r.stderr)
+	cmd.SetArgs(args)
+	r.flags.AddFlags(cmd.PersistentFlags())
+	cmd.AddCommand(r.listCommand(), r.statusCommand(), r.explainCommand(), r.retryCommand(), r.renderCommand())
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	return cmd.Execute() //nolint:wrapcheck // the command's own errors say what failed; "kubectl-runtime:" prefixes them
+}
+
+// renderCommand wraps render, which parses the manager's own flags with the standard library.
+func (r *root) renderCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:                "render -f RUNTIME.yaml [--shoot SHOOT.yaml] [--config FILE] [manager flags]",
+		Short:              "Print the objects the manager would write to the garden for a Runtime, offline",
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return render(args, r.stdout, r.stderr)
+		},
 	}
 }
