@@ -310,7 +310,7 @@ func describeKubeconfig(field fieldFunc, now time.Time, k *kubeconfigReport) {
 	switch {
 	case k.ExpiresAt == nil:
 		field(0, "Kubeconfig", "%s, not issued yet", k.Secret)
-	case k.ExpiresAt.Time.After(now):
+	case k.ExpiresAt.After(now):
 		field(0, "Kubeconfig", "%s, expires %s (%s), rotated %s", k.Secret, until(now, k.ExpiresAt), stamp(k.ExpiresAt), sinceOrNever(now, k.RotatedAt))
 	default:
 		field(0, "Kubeconfig", "%s, EXPIRED %s, rotated %s", k.Secret, since(now, *k.ExpiresAt), sinceOrNever(now, k.RotatedAt))
