@@ -16,14 +16,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
@@ -214,7 +212,9 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	if kubeconfig, err = writeKubeconfig(env.Config, filepath.Join(dir, "kubeconfig")); err != nil {
+	// The context's namespace is default: the tests pass -n as a person would.
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := localenv.WriteKubeconfig(kubeconfig, "envtest", metav1.NamespaceDefault, env.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -229,20 +229,6 @@ func runTests(m *testing.M) int {
 		}
 	}
 	return m.Run()
-}
-
-// writeKubeconfig writes a kubeconfig for cfg, whose context's namespace is default: the tests
-// pass -n as a person would.
-func writeKubeconfig(cfg *rest.Config, path string) (string, error) {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin", Namespace: "default"}
-	kc.CurrentContext = "envtest"
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		return "", fmt.Errorf("write kubeconfig: %w", err)
-	}
-	return path, nil
 }
 
 // baseRuntime is upstream's AWS example Runtime, named for the fixture.
