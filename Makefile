@@ -11,6 +11,13 @@ SHELL := /usr/bin/env bash
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
 # etcd and kube-apiserver versions are pinned in hack/envtest/*/go.mod (v3.7.3 and v1.37.2).
+# Prometheus 3 with promtool, a Prometheus 2 promtool (the shipped rules are tested on both
+# supported majors) and Alertmanager with amtool, as Go module versions: Prometheus' module
+# v0.316.0 is release 3.16.0, v0.55.1 is 2.55.1. hack/monitoring/*/go.mod pins the same
+# versions; a build fails when the two disagree.
+PROMETHEUS_VERSION   ?= v0.316.0
+PROMETHEUS2_VERSION  ?= v0.55.1
+ALERTMANAGER_VERSION ?= v0.35.0
 
 ROOT    := $(abspath .)
 BIN     := $(ROOT)/bin
@@ -22,6 +29,17 @@ CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 ETCD           := $(K8S_BIN)/etcd
 KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
+
+MONITORING_BIN   := $(BIN)/monitoring
+PROMETHEUS       := $(MONITORING_BIN)/prometheus
+PROMTOOL         := $(MONITORING_BIN)/promtool
+PROMTOOL2        := $(MONITORING_BIN)/promtool2
+ALERTMANAGER     := $(MONITORING_BIN)/alertmanager
+AMTOOL           := $(MONITORING_BIN)/amtool
+MONITORING_TOOLS := $(PROMETHEUS) $(PROMTOOL) $(PROMTOOL2) $(ALERTMANAGER) $(AMTOOL)
+# The environment with which the tests and the local environment find them.
+MONITORING_ENV   := PROMETHEUS=$(PROMETHEUS) PROMTOOL=$(PROMTOOL) PROMTOOL2=$(PROMTOOL2) \
+	ALERTMANAGER=$(ALERTMANAGER) AMTOOL=$(AMTOOL)
 
 TEST_FLAGS ?= -race -count=1 -timeout 30m
 
@@ -94,9 +112,9 @@ verify: generate manifests ## Fail when a generated file is stale or go.mod is u
 test: test-alerting test-go ## Run every test: alert rules and routing, then unit, envtest integration and end to end.
 
 .PHONY: test-go
-test-go: envtest-binaries ## Run the Go tests (unit and envtest integration) on a real API server.
-	@echo "test: go test with KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS)"
-	go test $(TEST_FLAGS) ./...
+test-go: envtest-binaries monitoring-tools ## Run the Go tests (unit, envtest integration, end to end with Prometheus and Alertmanager).
+	@echo "test: go test with KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) and the monitoring tools of $(MONITORING_BIN)"
+	$(MONITORING_ENV) go test $(TEST_FLAGS) ./...
 
 # The full chaos profile; CHAOS_SEED=N replays a run (random by default, printed first) and
 # CHAOS_ARGS adds flags of test/chaos (go test ./test/chaos -args -help lists them), e.g. -keep.
@@ -112,8 +130,8 @@ chaos: envtest-binaries ## Run the full chaos suite: 50 runtimes, Gardener fault
 		-spread=150s -window=4m -settle=15m -cleanup=10m -operation-duration=20s -shoot-create-deadline=5m $(CHAOS_ARGS)
 
 .PHONY: test-alerting
-test-alerting: ## Check and unit-test the alert rules (promtool) and routing (amtool); installs them when missing.
-	bash hack/alerting/test.sh
+test-alerting: monitoring-tools ## Check and unit-test the alert rules (promtool 3 and 2) and routing (amtool).
+	$(MONITORING_ENV) bash hack/alerting/test.sh
 
 # make fuzz FUZZTIME=10m. A failing input is written to testdata/fuzz/<target>/ in the target's
 # package, where `go test` runs it as a seed from then on. Every input that finds new code is
@@ -142,6 +160,61 @@ $(KUBE_APISERVER):
 	@mkdir -p $(K8S_BIN)
 	cd hack/envtest/kube-apiserver && go build -trimpath -o $@ .
 
+.PHONY: monitoring-tools
+monitoring-tools: $(MONITORING_TOOLS) ## Build Prometheus, promtool (3 and 2), Alertmanager and amtool into bin/monitoring when missing.
+
+# build-monitoring WRAPPER,MODULE,VERSION,RELEASE,COMMAND[,FLAGS]: build MODULE's cmd/COMMAND at
+# the version that hack/monitoring/WRAPPER/go.mod pins (which must be VERSION) into $@, with RELEASE
+# as the version that --version prints and FLAGS for go build. No web UI assets: the API is all
+# the tests use.
+define build-monitoring
+	@echo "monitoring: building $(5) $(4) ($(2) $(3)) from the Go module proxy into $(MONITORING_BIN)"
+	@mkdir -p $(MONITORING_BIN)
+	@pinned=$$(cd hack/monitoring/$(1) && go list -m -f '{{.Version}}' $(2)); \
+	if [ "$$pinned" != "$(3)" ]; then \
+		echo "monitoring: hack/monitoring/$(1)/go.mod pins $(2) $$pinned, the Makefile $(3);" \
+			"run: cd hack/monitoring/$(1) && go get $(2)@$(3) && go mod tidy"; \
+		exit 1; \
+	fi
+	cd hack/monitoring/$(1) && go build -trimpath $(6) \
+		-ldflags "-X github.com/prometheus/common/version.Version=$(4)" \
+		-o $@ $(2)/cmd/$(5)
+endef
+
+# The release of a Prometheus module version: v0.316.0 is 3.16.0, v0.55.1 is 2.55.1.
+prometheus-release = $(shell m=$(word 2,$(subst ., ,$(1))) p=$(word 3,$(subst ., ,$(1))); \
+	if [ "$$m" -ge 300 ]; then echo "$$((m / 100)).$$((m % 100)).$$p"; else echo "2.$$m.$$p"; fi)
+
+# Each binary is rebuilt when its wrapper's go.mod changes, that is when its version does.
+$(PROMETHEUS): hack/monitoring/prometheus/go.mod
+	$(call build-monitoring,prometheus,github.com/prometheus/prometheus,$(PROMETHEUS_VERSION),$(call prometheus-release,$(PROMETHEUS_VERSION)),prometheus)
+
+$(PROMTOOL): hack/monitoring/prometheus/go.mod
+	$(call build-monitoring,prometheus,github.com/prometheus/prometheus,$(PROMETHEUS_VERSION),$(call prometheus-release,$(PROMETHEUS_VERSION)),promtool)
+
+$(PROMTOOL2): hack/monitoring/prometheus2/go.mod
+	$(call build-monitoring,prometheus2,github.com/prometheus/prometheus,$(PROMETHEUS2_VERSION),$(call prometheus-release,$(PROMETHEUS2_VERSION)),promtool)
+
+# Alertmanager's ui package embeds app/dist, which its module does not ship (npm builds it): the
+# build uses a copy of the module from the module cache, with a page in place of the UI.
+AM_BUILD := $(MONITORING_BIN)/alertmanager-build
+$(ALERTMANAGER): hack/monitoring/alertmanager/go.mod hack/monitoring/alertmanager/no-ui.html
+	@rm -rf $(AM_BUILD)
+	@mkdir -p $(AM_BUILD)
+	cd hack/monitoring/alertmanager && go mod download github.com/prometheus/alertmanager && \
+		cp -R "$$(go list -m -f '{{.Dir}}' github.com/prometheus/alertmanager)" $(AM_BUILD)/src && \
+		cp go.mod $(AM_BUILD)/build.mod && cp go.sum $(AM_BUILD)/build.sum
+	chmod -R u+w $(AM_BUILD)/src
+	mkdir -p $(AM_BUILD)/src/ui/app/dist/elm $(AM_BUILD)/src/ui/app/dist/mantine
+	cp hack/monitoring/alertmanager/no-ui.html $(AM_BUILD)/src/ui/app/dist/elm/index.html
+	cp hack/monitoring/alertmanager/no-ui.html $(AM_BUILD)/src/ui/app/dist/mantine/index.html
+	go mod edit -replace github.com/prometheus/alertmanager=$(AM_BUILD)/src $(AM_BUILD)/build.mod
+	$(call build-monitoring,alertmanager,github.com/prometheus/alertmanager,$(ALERTMANAGER_VERSION),$(patsubst v%,%,$(ALERTMANAGER_VERSION)),alertmanager,-modfile=$(AM_BUILD)/build.mod)
+	rm -rf $(AM_BUILD)
+
+$(AMTOOL): hack/monitoring/alertmanager/go.mod
+	$(call build-monitoring,alertmanager,github.com/prometheus/alertmanager,$(ALERTMANAGER_VERSION),$(patsubst v%,%,$(ALERTMANAGER_VERSION)),amtool)
+
 ##@ Build
 
 .PHONY: build
@@ -162,9 +235,9 @@ RUN_ARGS ?=
 # Built and then run rather than `go run`: go run exits 1 whenever it sees the Ctrl-C that ends
 # the run, while localenv itself stops everything and exits 0.
 .PHONY: run
-run: envtest-binaries ## Run everything locally (control plane, Gardener simulator, manager, samples) until Ctrl-C; SCENARIO=flaky etc.
+run: envtest-binaries monitoring-tools ## Run everything locally (control plane, Gardener simulator, manager, Prometheus, Alertmanager, samples) until Ctrl-C; SCENARIO=flaky etc.
 	go build -o $(BIN)/localenv ./cmd/localenv
-	$(BIN)/localenv --scenario $(SCENARIO) $(RUN_ARGS)
+	$(MONITORING_ENV) $(BIN)/localenv --scenario $(SCENARIO) $(RUN_ARGS)
 
 ##@ Tools
 

@@ -2,8 +2,13 @@
 # Tests of the alerting assets: Prometheus rules, the generated PrometheusRule, the Alertmanager
 # configuration and its routing and inhibition. Run from anywhere: bash hack/alerting/test.sh
 #
-# Needs promtool and amtool (Debian packages prometheus and prometheus-alertmanager; installed here
-# when missing, as root or through $SUDO) and go. Runs every check even after a failure, then prints
+# Needs go and the monitoring tools, which the Makefile builds from the Go module proxy into
+# bin/monitoring (make monitoring-tools) and passes in as PROMTOOL (Prometheus 3), PROMTOOL2
+# (Prometheus 2), AMTOOL and ALERTMANAGER; run directly, the script takes the same bin/ paths. No
+# root is needed. Only a tool that is missing there is taken from PATH, and only if that fails are
+# the Debian packages prometheus and prometheus-alertmanager installed (as root or through $SUDO):
+# the fallback for a machine that cannot build them. The rules are checked and unit-tested with the
+# promtool of both supported majors, 3 and 2. Runs every check even after a failure, then prints
 # one summary line and exits non-zero if any check failed.
 set -euo pipefail
 
@@ -109,21 +114,74 @@ install_tools() {
   fi
 }
 
-if ! command -v promtool > /dev/null || ! command -v amtool > /dev/null; then
-  echo "promtool or amtool missing: installing the Debian packages prometheus and prometheus-alertmanager"
+BINDIR=$ROOT/bin/monitoring
+PROMTOOL=${PROMTOOL:-$BINDIR/promtool}
+PROMTOOL2=${PROMTOOL2:-$BINDIR/promtool2}
+AMTOOL=${AMTOOL:-$BINDIR/amtool}
+ALERTMANAGER=${ALERTMANAGER:-$BINDIR/alertmanager}
+
+# fallback VAR NAMES...: when $VAR names no executable, set it to the first of NAMES on PATH.
+# Fails when none is there.
+fallback() {
+  local var=$1 name
+  shift
+  [[ -x ${!var} ]] && return 0
+  echo "$var: ${!var} is missing ('make monitoring-tools' builds it)"
+  for name in "$@"; do
+    if command -v "$name" > /dev/null; then
+      printf -v "$var" '%s' "$(command -v "$name")"
+      echo "$var: falling back to ${!var} from PATH"
+      return 0
+    fi
+  done
+  return 1
+}
+find_tools() {
+  local ok=0
+  fallback PROMTOOL promtool || ok=1
+  fallback PROMTOOL2 promtool || ok=1
+  fallback AMTOOL amtool || ok=1
+  fallback ALERTMANAGER prometheus-alertmanager alertmanager || ok=1
+  return "$ok"
+}
+if ! find_tools; then
+  echo "falling back to the Debian packages prometheus and prometheus-alertmanager"
   install_tools
+  find_tools || true
 fi
-ALERTMANAGER=$(command -v prometheus-alertmanager || command -v alertmanager || true)
-for tool in promtool amtool go; do
-  if command -v "$tool" > /dev/null; then
-    echo "$tool: $(command -v "$tool")"
+
+# version_of BIN: the version BIN --version prints (3.16.0 of "promtool, version 3.16.0 (...)").
+version_of() {
+  "$1" --version 2>&1 | sed -n '1s/^[^,]*, version \([^ ]*\).*/\1/p'
+}
+for tool in PROMTOOL PROMTOOL2 AMTOOL ALERTMANAGER; do
+  if [[ -x ${!tool} ]]; then
+    echo "$tool: ${!tool} ($("${!tool}" --version 2>&1 | head -1))"
   else
     echo "$tool: not found" >&2
   fi
 done
-echo "alertmanager: ${ALERTMANAGER:-not found}"
-promtool --version 2>&1 | head -1
-amtool --version 2>&1 | head -1
+echo "go: $(command -v go || echo 'not found') ($(go version 2>&1))"
+
+# The promtools the rules are tested with, one for each supported major of Prometheus, each named
+# by its version. One that is missing or of another major is a failed check.
+PROMTOOLS=()
+PROMTOOL_NAMES=()
+want_major() {
+  local var=$1 major=$2 v
+  v=$(version_of "${!var}" 2> /dev/null || true)
+  if [[ -x ${!var} && ${v%%.*} == "$major" ]]; then
+    PROMTOOLS+=("${!var}")
+    PROMTOOL_NAMES+=("promtool $v")
+  else
+    fail "$var: a promtool of Prometheus $major (${!var}: ${v:-missing or no version})"
+  fi
+}
+want_major PROMTOOL 3
+want_major PROMTOOL2 2
+if [[ ${#PROMTOOLS[@]} -gt 0 ]]; then
+  echo "rules are tested with: ${PROMTOOL_NAMES[*]}"
+fi
 
 # Alert names and severities as the rules file defines them.
 mapfile -t ALERTS < <(awk '$1 == "-" && $2 == "alert:" { print $3 }' "$RULES")
@@ -136,9 +194,13 @@ echo "alerts in $RULES: ${ALERTS[*]}"
 # ----------------------------------------------------------------------------------------------
 section "Prometheus rules"
 
-check "promtool check rules $RULES" promtool check rules "$RULES"
+# Both majors: Prometheus 3 made range selectors left-open (a sample exactly at the start of a
+# window is no longer in it), which the unit tests' aligned samples and evaluations expose.
 cases=$(grep -c '^  - name:' "$RULES_TEST" || true)
-check "promtool test rules $RULES_TEST ($cases cases)" promtool test rules "$RULES_TEST"
+for i in "${!PROMTOOLS[@]}"; do
+  check "${PROMTOOL_NAMES[$i]}: check rules $RULES" "${PROMTOOLS[$i]}" check rules "$RULES"
+  check "${PROMTOOL_NAMES[$i]}: test rules $RULES_TEST ($cases cases)" "${PROMTOOLS[$i]}" test rules "$RULES_TEST"
+done
 
 # Every alert has a test case in which it fires, a runbook, and a routing expectation below.
 coverage() {
@@ -179,8 +241,10 @@ check "genrule -verify ($PROMRULE agrees with $RULES)" go run ./hack/alerting/ge
 # The PrometheusRule's spec is a rules file: check it and run the same unit tests on it.
 sed -n '/^spec:$/,$p' "$PROMRULE" | tail -n +2 | sed 's/^  //' > "$WORK/prometheusrule-spec.yaml"
 sed "s#\.\./\.\./config/prometheus/rules\.yaml#$WORK/prometheusrule-spec.yaml#" "$RULES_TEST" > "$WORK/rules_test_generated.yaml"
-check "promtool check rules on the PrometheusRule's spec" promtool check rules "$WORK/prometheusrule-spec.yaml"
-check "promtool test rules on the PrometheusRule's spec" promtool test rules "$WORK/rules_test_generated.yaml"
+for i in "${!PROMTOOLS[@]}"; do
+  check "${PROMTOOL_NAMES[$i]}: check rules on the PrometheusRule's spec" "${PROMTOOLS[$i]}" check rules "$WORK/prometheusrule-spec.yaml"
+  check "${PROMTOOL_NAMES[$i]}: test rules on the PrometheusRule's spec" "${PROMTOOLS[$i]}" test rules "$WORK/rules_test_generated.yaml"
+done
 
 # ----------------------------------------------------------------------------------------------
 section "Grafana dashboard"
@@ -209,14 +273,16 @@ dashboard_check() {
     echo "found no queries in $DASHBOARD (is it still pretty-printed, one key a line?)"
     return 1
   fi
-  promtool check rules "$WORK/dashboard-queries.yaml"
+  "$1" check rules "$WORK/dashboard-queries.yaml"
 }
-check "every query of $DASHBOARD parses as PromQL" dashboard_check
+for i in "${!PROMTOOLS[@]}"; do
+  check "${PROMTOOL_NAMES[$i]}: every query of $DASHBOARD parses as PromQL" dashboard_check "${PROMTOOLS[$i]}"
+done
 
 # ----------------------------------------------------------------------------------------------
 section "Alertmanager configuration"
 
-check "amtool check-config $AMCONFIG" amtool check-config "$AMCONFIG"
+check "amtool check-config $AMCONFIG" "$AMTOOL" check-config "$AMCONFIG"
 
 # route_test ALERT WANT: the alert, with the labels it carries, reaches exactly WANT (comma-separated,
 # in route order) and no receiver twice.
@@ -231,7 +297,7 @@ route_test() {
   echo "labels:    ${labels[*]}"
   # amtool prints the receivers of all matching routes, comma-separated in route order, and exits
   # non-zero when they differ from --verify.receivers.
-  got=$(amtool config routes test --config.file="$AMCONFIG" --verify.receivers="$want" "${labels[@]}" 2> /dev/null) || rc=$?
+  got=$("$AMTOOL" config routes test --config.file="$AMCONFIG" --verify.receivers="$want" "${labels[@]}" 2> /dev/null) || rc=$?
   got=$(head -1 <<< "$got")
   echo "receivers: $got"
   echo "want:      $want"
@@ -248,7 +314,7 @@ done
 # Alerts with an unknown or no severity still reach someone: the dev team, once.
 fallback_test() {
   local got rc=0
-  got=$(amtool config routes test --config.file="$AMCONFIG" --verify.receivers=dev-team "$@" 2> /dev/null) || rc=$?
+  got=$("$AMTOOL" config routes test --config.file="$AMCONFIG" --verify.receivers=dev-team "$@" 2> /dev/null) || rc=$?
   echo "receivers: $(head -1 <<< "$got")"
   echo "want:      dev-team"
   return "$rc"
@@ -258,7 +324,7 @@ check "route an alert without severity -> dev-team" fallback_test alertname=Some
 # A Watchdog never pages, whatever severity someone gives it.
 watchdog_critical_test() {
   local got rc=0
-  got=$(amtool config routes test --config.file="$AMCONFIG" --verify.receivers=deadman \
+  got=$("$AMTOOL" config routes test --config.file="$AMCONFIG" --verify.receivers=deadman \
     alertname=Watchdog severity=critical 2> /dev/null) || rc=$?
   echo "receivers: $(head -1 <<< "$got")"
   echo "want:      deadman"
@@ -285,7 +351,7 @@ free_port() {
 # query fails.
 cases() {
   local out
-  out=$(amtool --alertmanager.url="$AM_URL" alert query "$1" -o extended) || return 1
+  out=$("$AMTOOL" --alertmanager.url="$AM_URL" alert query "$1" -o extended) || return 1
   { grep -o 'case="[^"]*"' <<< "$out" || true; } | sed 's/case="\(.*\)"/\1/' | sort | tr '\n' ' ' | sed 's/ $//'
 }
 
@@ -293,7 +359,7 @@ cases() {
 add_alert() {
   local c=$1
   shift
-  amtool --alertmanager.url="$AM_URL" alert add case="$c" team=infrastructure-manager "$@" > /dev/null
+  "$AMTOOL" --alertmanager.url="$AM_URL" alert add case="$c" team=infrastructure-manager "$@" > /dev/null
 }
 
 post_targets() {
@@ -328,8 +394,8 @@ expect_state() {
 
 TARGETS="exhausted kubeconfig stuck usererror"
 ALL="burn exhausted kubeconfig otherservice stuck usererror watchdog"
-if [[ -z $ALERTMANAGER ]]; then
-  fail "live Alertmanager: no alertmanager binary"
+if [[ ! -x $ALERTMANAGER ]]; then
+  fail "live Alertmanager: no alertmanager binary ($ALERTMANAGER)"
 else
   AM_PORT=$(free_port 19293)
   DEAD_PORT=$(free_port $((AM_PORT + 1)))
@@ -343,7 +409,7 @@ else
   AM_PID=$!
   ready=""
   for _ in $(seq 1 40); do
-    if amtool --alertmanager.url="$AM_URL" config show > /dev/null 2>&1; then
+    if "$AMTOOL" --alertmanager.url="$AM_URL" config show > /dev/null 2>&1; then
       ready=1
       break
     fi
