@@ -50,9 +50,6 @@ const (
 	// either way; alerts are valid for four resend delays, so 5s keeps a slow evaluation from
 	// resolving them by expiry.
 	resendDelay = 5 * time.Second
-
-	prometheusBin   = "/usr/bin/prometheus"
-	alertmanagerBin = "/usr/bin/prometheus-alertmanager"
 )
 
 // The shipped configuration, relative to the repository root.
@@ -86,6 +83,8 @@ type stack struct {
 	managerErr      error
 	stopManagerOnce sync.Once
 
+	// promBin and amBin are the Prometheus and Alertmanager binaries (see monitoringBinaries).
+	promBin, amBin  string
 	prom, am        *process
 	promURL, amURL  string
 	receivers       map[string]*receiver
@@ -109,13 +108,14 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	if err := checkBinaries(); err != nil {
+	promBin, amBin, err := monitoringBinaries()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	began := time.Now()
-	s := &stack{}
-	err := s.start(context.Background())
+	s := &stack{promBin: promBin, amBin: amBin}
+	err = s.start(context.Background())
 	stopped := func() {
 		if err := s.stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: stop:", err)
@@ -127,8 +127,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: logs and configurations kept in", s.dir)
 		return 1
 	}
-	fmt.Printf("e2e: stack ready in %s (%s); Prometheus %s, Alertmanager %s, manager metrics %s, work dir %s\n",
-		time.Since(began).Round(100*time.Millisecond), strings.Join(s.phases, ", "), s.promURL, s.amURL, s.metricsAddr, s.dir)
+	fmt.Printf("e2e: stack ready in %s (%s); Prometheus %s (%s), Alertmanager %s (%s), manager metrics %s, work dir %s\n",
+		time.Since(began).Round(100*time.Millisecond), strings.Join(s.phases, ", "), s.promURL, s.promBin, s.amURL, s.amBin, s.metricsAddr, s.dir)
 	sys = s
 	code := m.Run()
 	stopped()
@@ -140,20 +140,33 @@ func run(m *testing.M) int {
 	return code
 }
 
-// checkBinaries fails when the Debian packages are not installed.
-func checkBinaries() error {
-	var missing []string
-	for _, bin := range []string{prometheusBin, alertmanagerBin} {
-		if _, err := os.Stat(bin); err != nil {
-			missing = append(missing, bin)
+// monitoringBinaries returns the Prometheus and Alertmanager binaries the end-to-end tests run.
+// Each is the file that the environment variable PROMETHEUS or ALERTMANAGER names (make test-go
+// sets them); without the variable, the build of 'make monitoring-tools' in bin/monitoring of the
+// repository (Prometheus 3 and Alertmanager 0.35 at the Makefile's versions); without that, the
+// Debian package's /usr/bin/prometheus or /usr/bin/prometheus-alertmanager. A variable that names
+// no file is an error rather than a reason to take another binary. Every test of the package that
+// needs Prometheus or Alertmanager gets them from here.
+func monitoringBinaries() (prometheus, alertmanager string, err error) {
+	find := func(env, built, debian string) (string, error) {
+		if p := os.Getenv(env); p != "" {
+			if _, err := os.Stat(p); err != nil {
+				return "", fmt.Errorf("%s=%s: %w", env, p, err)
+			}
+			return p, nil
 		}
+		candidates := []string{filepath.Join(testenv.RepoRoot(), "bin", "monitoring", built), debian}
+		for _, p := range candidates {
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+		}
+		return "", fmt.Errorf("no %s: none of %s exists; build it with 'make monitoring-tools' "+
+			"(make test-go and make test do), or name it in $%s", built, strings.Join(candidates, ", "), env)
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%s missing: install the Debian packages prometheus and prometheus-alertmanager "+
-			"with 'bash hack/alerting/test.sh' (or 'make test-alerting', which 'make test' runs first)",
-			strings.Join(missing, " and "))
-	}
-	return nil
+	prometheus, promErr := find("PROMETHEUS", "prometheus", "/usr/bin/prometheus")
+	alertmanager, amErr := find("ALERTMANAGER", "alertmanager", "/usr/bin/prometheus-alertmanager")
+	return prometheus, alertmanager, errors.Join(promErr, amErr)
 }
 
 // start boots the stack in order: the webhooks, the control plane, the simulator, the manager,
@@ -302,7 +315,7 @@ func (s *stack) startAlertmanager(ctx context.Context) error {
 		return err
 	}
 	s.amURL = "http://" + addr
-	s.am, err = startProcess("alertmanager", filepath.Join(s.dir, "alertmanager.log"), alertmanagerBin,
+	s.am, err = startProcess("alertmanager", filepath.Join(s.dir, "alertmanager.log"), s.amBin,
 		"--config.file="+cfgPath,
 		"--storage.path="+filepath.Join(s.dir, "alertmanager-data"),
 		"--web.listen-address="+addr,
@@ -352,7 +365,7 @@ func (s *stack) startPrometheus(ctx context.Context) error {
 		return err
 	}
 	s.promURL = "http://" + addr
-	s.prom, err = startProcess("prometheus", filepath.Join(s.dir, "prometheus.log"), prometheusBin,
+	s.prom, err = startProcess("prometheus", filepath.Join(s.dir, "prometheus.log"), s.promBin,
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(s.dir, "prometheus-data"),
 		"--web.listen-address="+addr,
