@@ -221,6 +221,12 @@ $(AMTOOL): hack/monitoring/alertmanager/go.mod
 build: ## Build the manager binary into bin/.
 	go build -o $(BIN)/manager ./cmd/manager
 
+# kubectl finds plugins on the PATH: export PATH="$(BIN):$$PATH", then `kubectl runtime --help`.
+.PHONY: install-plugin
+install-plugin: ## Build the kubectl plugin into bin/kubectl-runtime (`kubectl runtime` with bin/ on the PATH).
+	go build -o $(BIN)/kubectl-runtime ./cmd/kubectl-runtime
+	@echo "installed $(BIN)/kubectl-runtime: export PATH=\"$(BIN):\$$PATH\" and run 'kubectl runtime --help'"
+
 # No Docker needed: hack/image builds the static binary and writes an OCI image layout tar file,
 # which `docker load`, `podman load` or skopeo (oci-archive:) read. The Dockerfile builds the
 # same image with Docker.
