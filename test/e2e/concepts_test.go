@@ -162,7 +162,7 @@ func (w *walkthrough) retrying(t *testing.T, stage string, attempt int32) {
 	})
 	w.mark(s.at, fmt.Sprintf("attempt %d of %d failed (%s); next retry at %s", attempt, attempts, w.reason,
 		s.rt.Status.Retry.NextRetryAt.UTC().Format(time.RFC3339)))
-	w.checkRetryRecord(t, s, attempt)
+	w.checkRetryRecord(t, s)
 	if c := meta.FindStatusCondition(s.rt.Status.Conditions, infrav1.ConditionReady); c == nil ||
 		c.Status != metav1.ConditionFalse || c.Reason != fsm.ReasonRetrying {
 		t.Errorf("%s: Ready condition %+v, want False with reason %s", stage, c, fsm.ReasonRetrying)
@@ -178,7 +178,7 @@ func (w *walkthrough) retrying(t *testing.T, stage string, attempt int32) {
 }
 
 // checkRetryRecord checks status.retry and the mirrored shoot errors against the quota failure.
-func (w *walkthrough) checkRetryRecord(t *testing.T, s snapshot, attempt int32) {
+func (w *walkthrough) checkRetryRecord(t *testing.T, s snapshot) {
 	t.Helper()
 	r := s.rt.Status.Retry
 	if r.Step != conceptsStep || r.Limit != attempts || r.Class != string(retry.ClassTransient) || r.Reason != w.reason {
@@ -215,7 +215,7 @@ func (w *walkthrough) exhausted(t *testing.T) *infrav1.Runtime {
 	if got := readyReason(s.rt); got != infrav1.ReasonRetriesExhausted {
 		t.Fatalf("Ready reason %s, want %s (retry %+v)", got, infrav1.ReasonRetriesExhausted, s.rt.Status.Retry)
 	}
-	w.checkRetryRecord(t, s, attempts)
+	w.checkRetryRecord(t, s)
 	if r := s.rt.Status.Retry; r.Attempt != attempts {
 		t.Errorf("attempt %d, want the limit %d", r.Attempt, attempts)
 	}
