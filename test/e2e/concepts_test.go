@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -92,6 +93,7 @@ func TestConceptsWalkthrough(t *testing.T) {
 
 	if *conceptsOut != "" && !t.Failed() {
 		w.writeYAML(t, "timeline.yaml", w.timeline)
+		w.writeFile(t, "stack.txt", []byte(monitoringVersions(t)))
 		doc, err := renderConcepts(*conceptsOut)
 		if err != nil {
 			t.Fatal(err)
@@ -652,6 +654,22 @@ func ensureManager(t *testing.T) {
 		t.Fatalf("the walkthrough's manager does not serve its metrics: %v", err)
 	}
 	t.Logf("the suite's manager has stopped; the walkthrough started its own on %s", sys.metricsAddr)
+}
+
+// monitoringVersions returns the first line of `--version` of the Prometheus and the
+// Alertmanager the suite runs, one a line.
+func monitoringVersions(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, bin := range []string{sys.promBin, sys.amBin} {
+		out, err := exec.CommandContext(t.Context(), bin, "--version").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s --version: %v\n%s", bin, err, out)
+		}
+		first, _, _ := strings.Cut(string(out), "\n")
+		b.WriteString(strings.TrimSpace(first) + "\n")
+	}
+	return b.String()
 }
 
 // walkthroughPolicy is the retry policy of every step of the suite's manager (startManager).
