@@ -53,7 +53,7 @@ help: ## Show this help.
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code, the PrometheusRule (from config/prometheus/rules.yaml) and docs/fsm.md.
-	$(CONTROLLER_GEN) object paths="./api/..."
+	$(CONTROLLER_GEN) object paths="./api/...;./pkg/fsm/api/..."
 	go run ./hack/alerting/genrule -in config/prometheus/rules.yaml -out config/prometheus/prometheusrule.yaml
 	go run ./hack/fsmdiagram -out docs/fsm.md
 

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -27,16 +27,16 @@ type chainMachine struct {
 	clk *clocktesting.FakeClock
 }
 
-func (c *chainMachine) machine() fsm.Machine[*infrav1.Runtime] {
-	step := func(name string, out func() fsm.Outcome) fsm.StepFunc[*infrav1.Runtime] {
-		return func(_ context.Context, rt *infrav1.Runtime) fsm.Outcome {
+func (c *chainMachine) machine() fsm.Machine[*widget] {
+	step := func(name string, out func() fsm.Outcome) fsm.StepFunc[*widget] {
+		return func(_ context.Context, rt *widget) fsm.Outcome {
 			c.runs = append(c.runs, name)
 			if c.clk != nil {
 				c.clk.Step(time.Second)
 			}
 			var found string
 			for _, cond := range rt.Status.Conditions {
-				if cond.Type != infrav1.ConditionReady {
+				if cond.Type != fsmv1.ConditionReady {
 					found += strings.TrimPrefix(cond.Type, "Ran")
 				}
 			}
@@ -45,9 +45,9 @@ func (c *chainMachine) machine() fsm.Machine[*infrav1.Runtime] {
 			return out()
 		}
 	}
-	return fsm.Machine[*infrav1.Runtime]{
+	return fsm.Machine[*widget]{
 		Name: "chain", Start: "A",
-		Steps: []fsm.Step[*infrav1.Runtime]{
+		Steps: []fsm.Step[*widget]{
 			{Name: "A", Run: step("A", func() fsm.Outcome { return fsm.Next("B") }), Next: []string{"B"}},
 			{Name: "B", Run: step("B", func() fsm.Outcome { return fsm.Next("C") }), Next: []string{"C"}},
 			{Name: "C", Run: step("C", func() fsm.Outcome {
@@ -72,7 +72,7 @@ func TestChainRunsStepsThatMoveOnInOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := &infrav1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1}}
+	rt := &widget{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1}}
 
 	// A and B move on; C waits: the chain ends there, and the status says C waits.
 	e.Reconcile(context.Background(), rt)
@@ -82,7 +82,7 @@ func TestChainRunsStepsThatMoveOnInOneCall(t *testing.T) {
 	if got, want := c.seen, []string{"", "A", "AB"}; !equal(got, want) {
 		t.Errorf("the steps found the conditions of %v, want each those of the steps before it in the call (%v)", got, want)
 	}
-	ready := meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionReady)
+	ready := meta.FindStatusCondition(rt.Status.Conditions, fsmv1.ConditionReady)
 	if rt.Status.Step.Name != "C" || ready == nil || ready.Reason != fsm.ReasonWaiting {
 		t.Errorf("after the first call: step %s, Ready %+v; want C, Waiting", rt.Status.Step.Name, ready)
 	}
@@ -99,8 +99,8 @@ func TestChainRunsStepsThatMoveOnInOneCall(t *testing.T) {
 }
 
 func TestChainStopsAtItsLimits(t *testing.T) {
-	rt := func() *infrav1.Runtime {
-		return &infrav1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1}}
+	rt := func() *widget {
+		return &widget{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1}}
 	}
 	tests := []struct {
 		name  string

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -18,18 +18,18 @@ import (
 // the retry that is over.
 func TestTerminatingReadySaysWhatRuns(t *testing.T) {
 	failures := 1
-	e, err := fsm.New(fsm.Machine[*infrav1.Runtime]{
+	e, err := fsm.New(fsm.Machine[*widget]{
 		Name: "example", Start: "Create", Deletion: "Teardown",
-		Steps: []fsm.Step[*infrav1.Runtime]{
-			{Name: "Create", Run: func(context.Context, *infrav1.Runtime) fsm.Outcome { return fsm.Done() }},
-			{Name: "Teardown", Next: []string{"Release"}, Run: func(context.Context, *infrav1.Runtime) fsm.Outcome {
+		Steps: []fsm.Step[*widget]{
+			{Name: "Create", Run: func(context.Context, *widget) fsm.Outcome { return fsm.Done() }},
+			{Name: "Teardown", Next: []string{"Release"}, Run: func(context.Context, *widget) fsm.Outcome {
 				if failures > 0 {
 					failures--
 					return fsm.Fail(retry.Transient("InternalError", errors.New("etcd leader changed")))
 				}
 				return fsm.Next("Release")
 			}},
-			{Name: "Release", Run: func(context.Context, *infrav1.Runtime) fsm.Outcome {
+			{Name: "Release", Run: func(context.Context, *widget) fsm.Outcome {
 				return fsm.Wait(0, "the finalizer goes last")
 			}},
 		},
@@ -38,14 +38,14 @@ func TestTerminatingReadySaysWhatRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := metav1.Now()
-	rt := &infrav1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1, DeletionTimestamp: &now}}
+	rt := &widget{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1, DeletionTimestamp: &now}}
 	e.Reconcile(t.Context(), rt)
-	if c := meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionReady); c == nil || c.Reason != fsm.ReasonRetrying {
+	if c := meta.FindStatusCondition(rt.Status.Conditions, fsmv1.ConditionReady); c == nil || c.Reason != fsm.ReasonRetrying {
 		t.Fatalf("after the failure: Ready %+v, want Retrying", c)
 	}
 	rt.Status.Retry.NextRetryAt = nil // the retry is due
 	e.Reconcile(t.Context(), rt)
-	c := meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionReady)
+	c := meta.FindStatusCondition(rt.Status.Conditions, fsmv1.ConditionReady)
 	if rt.Status.Step.Name != "Release" || c == nil || c.Reason != fsm.ReasonDeleting || c.Message != "Step Release" {
 		t.Errorf("after the retry succeeded: step %s, Ready %+v; want step Release with reason %s", rt.Status.Step.Name, c, fsm.ReasonDeleting)
 	}

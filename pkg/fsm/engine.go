@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,17 +17,18 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
-// Object is what an Engine drives: a Kubernetes object with the status the engine owns.
+// Object is what an Engine drives: a Kubernetes object with the status the engine owns, which its
+// type embeds from package fsmv1 (pkg/fsm/api/v1) and returns here.
 type Object interface {
 	client.Object
-	EngineStatus() *infrav1.EngineStatus
+	EngineStatus() *fsmv1.EngineStatus
 }
 
-// Reasons of the Ready condition besides the failure reasons of api/v1.
+// Reasons of the Ready condition besides the failure reasons of package fsmv1.
 const (
 	ReasonReady       = "Ready"
 	ReasonProgressing = "Progressing"
@@ -112,25 +114,28 @@ func (d decision) result() ctrl.Result {
 func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 	began := e.cfg.clock.Now()
 	now := began
-	st := obj.EngineStatus().DeepCopy()
+	st := &pass{EngineStatus: obj.EngineStatus().DeepCopy()}
 	log := ctrl.LoggerFrom(ctx)
-	if e.cfg.labels != nil {
-		log = log.WithValues("runtimeID", e.cfg.labels(obj).ID)
+	if e.cfg.logValues != nil {
+		log = log.WithValues(e.cfg.logValues(obj)...)
 	}
 	e.observeInputs(obj, st, now)
 	for steps := 1; ; steps++ {
 		before := obj.EngineStatus().DeepCopy()
 		log := log.WithValues("step", st.Step.Name)
 		d := e.run(ctrl.LoggerInto(ctx, log), obj, st, now)
+		if ready, ok := summarize(st.EngineStatus, st.verdict); ok {
+			meta.SetStatusCondition(&st.Conditions, ready)
+		}
 		st.Conditions = stepConditions(obj.EngineStatus().Conditions, st.Conditions)
-		logChange(log, before, st)
-		*obj.EngineStatus() = *st
+		logChange(log, before, st.EngineStatus)
+		*obj.EngineStatus() = *st.EngineStatus
 		now = e.cfg.clock.Now()
 		if !d.moved || steps >= e.cfg.chainSteps || now.Sub(began) >= e.cfg.chainFor {
-			e.syncMetrics(obj, st)
+			e.syncMetrics(obj, st.EngineStatus)
 			return d.result()
 		}
-		st = st.DeepCopy()
+		st = &pass{EngineStatus: st.DeepCopy()}
 	}
 }
 
@@ -139,7 +144,7 @@ func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 // the engine alone sets, on top.
 func stepConditions(fromStep, fromEngine []metav1.Condition) []metav1.Condition {
 	out := slices.Clone(fromStep)
-	if ready := meta.FindStatusCondition(fromEngine, infrav1.ConditionReady); ready != nil {
+	if ready := meta.FindStatusCondition(fromEngine, fsmv1.ConditionReady); ready != nil {
 		meta.SetStatusCondition(&out, *ready)
 	}
 	return out
@@ -147,14 +152,14 @@ func stepConditions(fromStep, fromEngine []metav1.Condition) []metav1.Condition 
 
 // logChange logs what one call changed: a step entered, a failure and its retry, a Failed
 // object, a recovery. Polls that change nothing log nothing.
-func logChange(log logr.Logger, before, after *infrav1.EngineStatus) {
-	if after.State == infrav1.StateFailed && before.State != infrav1.StateFailed && after.Retry != nil {
+func logChange(log logr.Logger, before, after *fsmv1.EngineStatus) {
+	if after.State == fsmv1.StateFailed && before.State != fsmv1.StateFailed && after.Retry != nil {
 		r := after.Retry
 		log.Info("Failed: retries end here", "failedStep", r.Step, "class", r.Class, "reason", r.Reason,
 			"attempt", r.Attempt, "limit", r.Limit, "message", r.Message)
 		return
 	}
-	if before.State == infrav1.StateFailed && after.State != infrav1.StateFailed {
+	if before.State == fsmv1.StateFailed && after.State != fsmv1.StateFailed {
 		log.Info("Recovered from Failed", "state", after.State)
 	}
 	if r := after.Retry; r != nil && r.NextRetryAt != nil && (before.Retry == nil || !before.Retry.LastFailure.Equal(&r.LastFailure)) {
@@ -169,8 +174,8 @@ func logChange(log logr.Logger, before, after *infrav1.EngineStatus) {
 // Forget drops what the engine keeps about an object that is gone, its metric series, and tells
 // the machine's own forget hook (WithOnForget).
 func (e *Engine[T]) Forget(key types.NamespacedName) {
-	if e.cfg.metrics != nil {
-		e.cfg.metrics.forget(e.seriesKey(key))
+	if e.cfg.objects != nil {
+		e.cfg.objects.forget(e.seriesKey(key))
 	}
 	if e.cfg.onForget != nil {
 		e.cfg.onForget(key)
@@ -179,26 +184,26 @@ func (e *Engine[T]) Forget(key types.NamespacedName) {
 
 // observeInputs restarts the machine where the world asks for it: a new object, deletion, a new
 // spec generation, or a manual retry.
-func (e *Engine[T]) observeInputs(obj T, st *infrav1.EngineStatus, now time.Time) {
+func (e *Engine[T]) observeInputs(obj T, st *pass, now time.Time) {
 	deleting := !obj.GetDeletionTimestamp().IsZero()
 	switch {
 	case deleting && e.m.Deletion != "" && (st.Step == nil || !e.deleting[st.Step.Name]):
-		e.restart(st, e.m.Deletion, infrav1.StateTerminating, now)
+		e.restart(st, e.m.Deletion, fsmv1.StateTerminating, now)
 	case st.Step == nil:
-		e.restart(st, e.m.Start, infrav1.StatePending, now)
+		e.restart(st, e.m.Start, fsmv1.StatePending, now)
 	case !deleting && obj.GetGeneration() != st.ObservedGeneration:
-		e.restart(st, e.m.Start, infrav1.StatePending, now)
+		e.restart(st, e.m.Start, fsmv1.StatePending, now)
 	}
 	st.ObservedGeneration = obj.GetGeneration()
 	e.observeOutsideInputs(obj, st, deleting, now)
 
-	requested := obj.GetAnnotations()[infrav1.RetryRequestedAtAnnotation]
-	if requested == "" || requested == st.RetryRequestedAt {
+	requested, ok := st.PendingRetryRequest(obj.GetAnnotations(), e.cfg.retryAnnotation)
+	if !ok {
 		return
 	}
 	st.RetryRequestedAt = requested
 	switch {
-	case st.State == infrav1.StateFailed || st.Retry != nil:
+	case st.State == fsmv1.StateFailed || st.Retry != nil:
 		e.cfg.recorder.Event(obj, corev1.EventTypeNormal, EventRetryRequested,
 			fmt.Sprintf("Manual retry of step %s requested: the retry budget is reset", st.Step.Name))
 		st.Retry = nil
@@ -211,7 +216,7 @@ func (e *Engine[T]) observeInputs(obj T, st *infrav1.EngineStatus, now time.Time
 
 // observeOutsideInputs records the fingerprint of the object's outside inputs when its machine
 // starts, and starts a Ready object's machine again when the fingerprint changed since.
-func (e *Engine[T]) observeOutsideInputs(obj T, st *infrav1.EngineStatus, deleting bool, now time.Time) {
+func (e *Engine[T]) observeOutsideInputs(obj T, st *pass, deleting bool, now time.Time) {
 	if e.cfg.inputs == nil || deleting {
 		return
 	}
@@ -226,7 +231,7 @@ func (e *Engine[T]) observeOutsideInputs(obj T, st *infrav1.EngineStatus, deleti
 }
 
 // run decides and, when due, runs the current step.
-func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, now time.Time) decision {
+func (e *Engine[T]) run(ctx context.Context, obj T, st *pass, now time.Time) decision {
 	if st.Step.Name == StepDone {
 		if d, idle := e.idle(obj, st, now); idle {
 			return d
@@ -245,7 +250,7 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 	if r := st.Retry; r != nil && r.Step == s.Name && r.NextRetryAt != nil {
 		// The run the engine scheduled after a counted failure, or a probe of a Failed object.
 		ctx = context.WithValue(ctx, retryRunKey{}, true)
-		if r.Attempt > 0 && st.State != infrav1.StateFailed {
+		if r.Attempt > 0 && st.State != fsmv1.StateFailed {
 			e.count(func(m *Metrics) { m.retries.WithLabelValues(e.m.Name, s.Name).Inc() })
 		}
 	}
@@ -261,8 +266,8 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *infrav1.EngineStatus, no
 
 // held reports whether the object must wait before its step runs: its step is paused and the
 // gate does not release it yet, or its next retry is not due. A pause the gate releases ends here.
-func (e *Engine[T]) held(obj T, st *infrav1.EngineStatus, now time.Time) (decision, bool) {
-	if r := st.Retry; r != nil && r.PausedAt != nil && st.State != infrav1.StateFailed {
+func (e *Engine[T]) held(obj T, st *pass, now time.Time) (decision, bool) {
+	if r := st.Retry; r != nil && r.PausedAt != nil && st.State != fsmv1.StateFailed {
 		if wait := e.pausedFor(obj, r, now); wait > 0 {
 			return decision{after: wait}, true
 		}
@@ -287,7 +292,7 @@ func IsRetry(ctx context.Context) bool {
 
 // idle reports whether a finished object has nothing to do yet: it is being deleted (its last
 // step let it go), or its next periodic re-check is not due.
-func (e *Engine[T]) idle(obj T, st *infrav1.EngineStatus, now time.Time) (decision, bool) {
+func (e *Engine[T]) idle(obj T, st *pass, now time.Time) (decision, bool) {
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return decision{}, true
 	}
@@ -302,7 +307,7 @@ func (e *Engine[T]) idle(obj T, st *infrav1.EngineStatus, now time.Time) (decisi
 }
 
 // apply turns a step's outcome into the object's next state.
-func (e *Engine[T]) apply(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome, now time.Time) decision {
+func (e *Engine[T]) apply(obj T, st *pass, s Step[T], out Outcome, now time.Time) decision {
 	switch out.kind {
 	case kindNext:
 		if !slices.Contains(s.Next, out.next) {
@@ -327,14 +332,14 @@ func (e *Engine[T]) apply(obj T, st *infrav1.EngineStatus, s Step[T], out Outcom
 
 // done ends the machine: Ready, and checked again after the re-check interval or when the step
 // asked for it.
-func (e *Engine[T]) done(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome, now time.Time) decision {
+func (e *Engine[T]) done(obj T, st *pass, s Step[T], out Outcome, now time.Time) decision {
 	e.succeed(obj, st, s, now)
 	e.enter(st, StepDone, now)
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return decision{}
 	}
-	st.State = infrav1.StateReady
-	e.setReady(st, metav1.ConditionTrue, ReasonReady, "All steps succeeded")
+	st.State = fsmv1.StateReady
+	st.conclude(concludedDone, "")
 	after := e.resyncFor(obj)
 	if out.poll > 0 && out.poll < after {
 		// For the Done step, the deadline is when the object is checked again.
@@ -347,9 +352,9 @@ func (e *Engine[T]) done(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome
 // wait keeps the object in a waiting step until its deadline. Waiting is not success: a retry
 // record stays until the step moves on, so a step that keeps starting an external process that
 // keeps failing spends its budget (its next retry time is cleared, since the retry ran).
-func (e *Engine[T]) wait(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome, now time.Time) decision {
+func (e *Engine[T]) wait(obj T, st *pass, s Step[T], out Outcome, now time.Time) decision {
 	poll := jitter(out.poll, e.cfg.rand())
-	if rec := st.Retry; st.State == infrav1.StateFailed && rec != nil {
+	if rec := st.Retry; st.State == fsmv1.StateFailed && rec != nil {
 		rec.LastFailure = metav1.NewTime(stamp(now))
 		if rec.Class == string(retry.ClassTimeout) {
 			// A probe of a step that timed out: still waiting is still stuck.
@@ -379,15 +384,13 @@ func (e *Engine[T]) wait(obj T, st *infrav1.EngineStatus, s Step[T], out Outcome
 		st.Step.Deadline = ptrTime(deadline)
 		poll = min(poll, deadline.Sub(now))
 	}
-	if st.State != infrav1.StateReady {
-		e.setReady(st, metav1.ConditionFalse, ReasonWaiting, fmt.Sprintf("Step %s waits: %s", s.Name, out.why))
-	}
+	st.conclude(concludedWaiting, out.why)
 	return decision{after: poll}
 }
 
 // succeed ends a failure series of the step: the retry record goes, a Failed object recovers.
-func (e *Engine[T]) succeed(obj T, st *infrav1.EngineStatus, s Step[T], now time.Time) {
-	if st.State == infrav1.StateFailed {
+func (e *Engine[T]) succeed(obj T, st *pass, s Step[T], now time.Time) {
+	if st.State == fsmv1.StateFailed {
 		e.cfg.recorder.Event(obj, corev1.EventTypeNormal, EventRecovered,
 			fmt.Sprintf("Step %s succeeded again: no longer failed", s.Name))
 		st.State = e.activeState(obj)
@@ -397,17 +400,17 @@ func (e *Engine[T]) succeed(obj T, st *infrav1.EngineStatus, s Step[T], now time
 }
 
 // fail classifies err and decides: retry soon (conflict), retry with backoff, or Failed.
-func (e *Engine[T]) fail(obj T, st *infrav1.EngineStatus, s Step[T], err error, now time.Time) decision {
+func (e *Engine[T]) fail(obj T, st *pass, s Step[T], err error, now time.Time) decision {
 	c := retry.Classify(err)
 	if c.Class == retry.ClassPaused {
 		return e.pause(obj, st, s, c, err, now)
 	}
-	if st.State != infrav1.StateFailed {
+	if st.State != fsmv1.StateFailed {
 		e.count(func(m *Metrics) { m.failures.WithLabelValues(e.m.Name, s.Name, string(c.Class)).Inc() })
 	}
 	rec := st.Retry
 	if rec == nil || rec.Step != s.Name {
-		rec = &infrav1.RetryStatus{Step: s.Name, FirstFailure: metav1.NewTime(stamp(now))}
+		rec = &fsmv1.RetryStatus{Step: s.Name, FirstFailure: metav1.NewTime(stamp(now))}
 		st.Retry = rec
 	}
 	policy := e.m.policy(s)
@@ -415,7 +418,7 @@ func (e *Engine[T]) fail(obj T, st *infrav1.EngineStatus, s Step[T], err error, 
 	rec.Message = retry.Sanitize(err.Error(), e.cfg.maxMessage)
 	rec.LastFailure = metav1.NewTime(stamp(now))
 
-	if st.State == infrav1.StateFailed {
+	if st.State == fsmv1.StateFailed {
 		// A failed probe: stay Failed, try again after the probe interval.
 		rec.NextRetryAt = ptrTime(ceilSecond(now.Add(e.cfg.probeInterval)))
 		return decision{after: e.cfg.probeInterval}
@@ -429,41 +432,38 @@ func (e *Engine[T]) fail(obj T, st *infrav1.EngineStatus, s Step[T], err error, 
 			return decision{after: delay}
 		}
 		// A conflict storm: from here on it spends the budget like a transient error.
-	case retry.ClassTerminal:
-		return e.markFailed(obj, st, infrav1.ReasonUserActionRequired, now)
-	case retry.ClassTimeout:
-		return e.markFailed(obj, st, infrav1.ReasonStepTimedOut, now)
+	case retry.ClassTerminal, retry.ClassTimeout:
+		// The Ready condition's reason says which: the user must act, or the step timed out.
+		return e.markFailed(obj, st, now)
 	}
 	rec.Conflicts = 0
 	rec.Attempt++
 	if policy.Exhausted(rec.Attempt, rec.FirstFailure.Time, now) {
-		return e.markFailed(obj, st, infrav1.ReasonRetriesExhausted, now)
+		return e.markFailed(obj, st, now)
 	}
 	next := ceilSecond(policy.NextRetry(rec.Attempt, now, e.cfg.rand(), c.RetryAfter))
 	rec.NextRetryAt = ptrTime(next)
-	if st.State == infrav1.StateReady {
-		st.State = infrav1.StatePending
+	if st.State == fsmv1.StateReady {
+		st.State = fsmv1.StatePending
 	}
-	// The message names no attempt and no time (status.retry has them), so that a retry that
-	// fails the same way writes no new condition and its events aggregate.
-	msg := fmt.Sprintf("Step %s failed and is retried with backoff: %s", s.Name, rec.Message)
-	e.setReady(st, metav1.ConditionFalse, ReasonRetrying, msg)
-	e.cfg.recorder.Event(obj, corev1.EventTypeWarning, EventStepFailed, msg)
+	// The event says what the Ready condition says.
+	ready := st.conclude(concludedRetrying, "")
+	e.cfg.recorder.Event(obj, corev1.EventTypeWarning, EventStepFailed, ready.message)
 	return decision{after: next.Sub(now)}
 }
 
 // pause holds the step until the shared dependency is back, spending no attempt: the retry record
 // keeps its attempt count and notes when the pause began. A Failed object stays as it is, so its
 // alert keeps its identity; its probe runs once the dependency is back.
-func (e *Engine[T]) pause(obj T, st *infrav1.EngineStatus, s Step[T], c retry.Classification, err error, now time.Time) decision {
+func (e *Engine[T]) pause(obj T, st *pass, s Step[T], c retry.Classification, err error, now time.Time) decision {
 	rec := st.Retry
-	if st.State == infrav1.StateFailed && rec != nil {
+	if st.State == fsmv1.StateFailed && rec != nil {
 		wait := max(c.RetryAfter, time.Second) + time.Duration(float64(time.Second)*e.cfg.rand())
 		rec.NextRetryAt = ptrTime(ceilSecond(now.Add(wait)))
 		return decision{after: wait}
 	}
 	if rec == nil || rec.Step != s.Name {
-		rec = &infrav1.RetryStatus{Step: s.Name, FirstFailure: metav1.NewTime(stamp(now))}
+		rec = &fsmv1.RetryStatus{Step: s.Name, FirstFailure: metav1.NewTime(stamp(now))}
 		st.Retry = rec
 	}
 	rec.Class, rec.Reason, rec.Limit, rec.Conflicts = string(c.Class), c.Reason, e.m.policy(s).MaxAttempts, 0
@@ -474,11 +474,10 @@ func (e *Engine[T]) pause(obj T, st *infrav1.EngineStatus, s Step[T], c retry.Cl
 		e.cfg.recorder.Event(obj, corev1.EventTypeNormal, EventPaused,
 			fmt.Sprintf("Step %s paused until a shared dependency is back, spending no attempt: %s", s.Name, rec.Message))
 	}
-	if st.State == infrav1.StateReady {
-		st.State = infrav1.StatePending
+	if st.State == fsmv1.StateReady {
+		st.State = fsmv1.StatePending
 	}
-	e.setReady(st, metav1.ConditionFalse, ReasonPaused,
-		fmt.Sprintf("Step %s waits until a shared dependency is back: %s", s.Name, rec.Message))
+	st.conclude(concludedPaused, "")
 	if e.cfg.gate == nil {
 		wait := max(c.RetryAfter, time.Second)
 		rec.NextRetryAt = ptrTime(ceilSecond(now.Add(wait)))
@@ -490,7 +489,7 @@ func (e *Engine[T]) pause(obj T, st *infrav1.EngineStatus, s Step[T], c retry.Cl
 
 // pausedFor returns how long a paused step must still wait: what the gate says, or without a
 // gate, until the persisted next retry time.
-func (e *Engine[T]) pausedFor(obj T, r *infrav1.RetryStatus, now time.Time) time.Duration {
+func (e *Engine[T]) pausedFor(obj T, r *fsmv1.RetryStatus, now time.Time) time.Duration {
 	if e.cfg.gate != nil {
 		return e.cfg.gate.Wait(client.ObjectKeyFromObject(obj).String())
 	}
@@ -503,7 +502,7 @@ func (e *Engine[T]) pausedFor(obj T, r *infrav1.RetryStatus, now time.Time) time
 // resume ends a pause: its length is added to the first failure (the budget's duration) and to
 // the step's start (its deadline), so the outage counts against neither. A step that had not
 // failed before the pause has no retry record left; one that had runs now as its retry.
-func (e *Engine[T]) resume(st *infrav1.EngineStatus, now time.Time) {
+func (e *Engine[T]) resume(st *pass, now time.Time) {
 	r := st.Retry
 	paused := stamp(now).Sub(r.PausedAt.Time)
 	r.FirstFailure = metav1.NewTime(r.FirstFailure.Add(paused))
@@ -524,61 +523,35 @@ func (e *Engine[T]) resume(st *infrav1.EngineStatus, now time.Time) {
 
 // markFailed ends the retries of the step: the object is Failed, and a probe runs once per probe
 // interval until the world, the spec or a manual retry changes.
-func (e *Engine[T]) markFailed(obj T, st *infrav1.EngineStatus, reason string, now time.Time) decision {
+func (e *Engine[T]) markFailed(obj T, st *pass, now time.Time) decision {
 	rec := st.Retry
-	st.State = infrav1.StateFailed
+	st.State = fsmv1.StateFailed
 	rec.NextRetryAt = ptrTime(ceilSecond(now.Add(e.cfg.probeInterval)))
-	var msg string
-	switch reason {
-	case infrav1.ReasonRetriesExhausted:
-		msg = fmt.Sprintf("Step %s failed until its retries were exhausted: %s", rec.Step, rec.Message)
-	case infrav1.ReasonUserActionRequired:
-		msg = fmt.Sprintf("Step %s failed and needs the user to act: %s", rec.Step, rec.Message)
-	default:
-		msg = fmt.Sprintf("Step %s timed out: %s", rec.Step, rec.Message)
-	}
-	e.setReady(st, metav1.ConditionFalse, reason, msg)
-	e.cfg.recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	ready := st.conclude(concludedFailed, "")
+	e.cfg.recorder.Event(obj, corev1.EventTypeWarning, ready.reason, ready.message)
 	e.count(func(m *Metrics) { m.exhausted.WithLabelValues(e.m.Name, rec.Step, rec.Class).Inc() })
 	return decision{after: e.cfg.probeInterval}
 }
 
 // restart enters a step afresh, forgetting the retry record and any failure.
-func (e *Engine[T]) restart(st *infrav1.EngineStatus, step string, state infrav1.State, now time.Time) {
+func (e *Engine[T]) restart(st *pass, step string, state fsmv1.State, now time.Time) {
 	st.Retry = nil
 	st.State = state
 	e.enter(st, step, now)
-	reason := ReasonProgressing
-	if state == infrav1.StateTerminating {
-		reason = ReasonDeleting
-	}
-	e.setReady(st, metav1.ConditionFalse, reason, "Step "+step)
 }
 
 // enter moves the object to a step; the Ready condition of an object on its way says which.
-func (e *Engine[T]) enter(st *infrav1.EngineStatus, step string, now time.Time) {
-	st.Step = &infrav1.StepStatus{Name: step, EnteredAt: metav1.NewTime(stamp(now))}
-	switch st.State {
-	case infrav1.StatePending:
-		e.setReady(st, metav1.ConditionFalse, ReasonProgressing, "Step "+step)
-	case infrav1.StateTerminating:
-		e.setReady(st, metav1.ConditionFalse, ReasonDeleting, "Step "+step)
-	}
+func (e *Engine[T]) enter(st *pass, step string, now time.Time) {
+	st.Step = &fsmv1.StepStatus{Name: step, EnteredAt: metav1.NewTime(stamp(now))}
+	st.conclude(concludedMoved, "")
 }
 
 // activeState is the state of an object that is neither Ready nor Failed.
-func (e *Engine[T]) activeState(obj T) infrav1.State {
+func (e *Engine[T]) activeState(obj T) fsmv1.State {
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return infrav1.StateTerminating
+		return fsmv1.StateTerminating
 	}
-	return infrav1.StatePending
-}
-
-func (e *Engine[T]) setReady(st *infrav1.EngineStatus, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: infrav1.ConditionReady, Status: status, Reason: reason,
-		Message: retry.Sanitize(msg, 1024), ObservedGeneration: st.ObservedGeneration,
-	})
+	return fsmv1.StatePending
 }
 
 // resyncFor spreads the periodic re-check of Ready objects by ±10%, fixed per object.
@@ -595,19 +568,23 @@ func (e *Engine[T]) count(f func(*Metrics)) {
 	}
 }
 
-func (e *Engine[T]) syncMetrics(obj T, st *infrav1.EngineStatus) {
-	if e.cfg.metrics == nil || e.cfg.labels == nil {
+func (e *Engine[T]) syncMetrics(obj T, st *fsmv1.EngineStatus) {
+	if e.cfg.objects == nil {
 		return
+	}
+	var id prometheus.Labels
+	if e.cfg.objectLabels != nil {
+		id = e.cfg.objectLabels(obj)
 	}
 	var deadline float64
 	if st.Step != nil {
 		deadline = e.steps[st.Step.Name].Deadline.Seconds()
 	}
-	e.cfg.metrics.syncObject(e.seriesKey(client.ObjectKeyFromObject(obj)), e.cfg.labels(obj), st, deadline)
+	e.cfg.objects.sync(e.seriesKey(client.ObjectKeyFromObject(obj)), id, st, deadline)
 }
 
-// seriesKey identifies an object's series among those of every engine sharing the metrics: a
-// GardenerCluster named like its Runtime has series of its own.
+// seriesKey identifies an object's series among those of every engine sharing the metrics: two
+// objects of the same name driven by two machines have series of their own.
 func (e *Engine[T]) seriesKey(key types.NamespacedName) string {
 	return e.m.Name + "/" + key.String()
 }

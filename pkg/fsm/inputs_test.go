@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 )
 
 // TestOutsideInputsRunAReadyObjectAgain changes the fingerprint of the outside inputs: a Ready
@@ -22,24 +22,24 @@ func TestOutsideInputsRunAReadyObjectAgain(t *testing.T) {
 	}
 
 	h.calls, h.out = 0, strings.Builder{}
-	h.runUntil(1, func(*infrav1.Runtime) bool { return true })
+	h.runUntil(1, func(*widget) bool { return true })
 	if !strings.Contains(h.out.String(), "ran nothing") {
 		t.Errorf("an unchanged fingerprint ran a step:\n%s", h.out.String())
 	}
 
 	h.inputs = "v2"
-	h.runUntil(1, func(*infrav1.Runtime) bool { return true })
-	if !strings.Contains(h.out.String(), "ran Prepare") || h.obj.Status.State != infrav1.StateReady {
+	h.runUntil(1, func(*widget) bool { return true })
+	if !strings.Contains(h.out.String(), "ran Prepare") || h.obj.Status.State != fsmv1.StateReady {
 		t.Errorf("a changed fingerprint did not run the machine again while Ready:\n%s", h.out.String())
 	}
 	// In the middle of the machine the inputs change again: it finishes, then runs once more.
 	h.inputs = "v3"
-	h.runUntil(10, func(o *infrav1.Runtime) bool { return o.Status.Step.Name == "Done" })
+	h.runUntil(10, func(o *widget) bool { return o.Status.Step.Name == "Done" })
 	if got := h.obj.Status.ObservedInputs; got != "v2" {
 		t.Errorf("observed inputs = %q after a change mid-machine, want v2 (the inputs it started from)", got)
 	}
 	h.out = strings.Builder{}
-	h.runUntil(10, func(o *infrav1.Runtime) bool { return o.Status.Step.Name == "Done" && o.Status.ObservedInputs == "v3" })
+	h.runUntil(10, func(o *widget) bool { return o.Status.Step.Name == "Done" && o.Status.ObservedInputs == "v3" })
 	if !strings.Contains(h.out.String(), "ran Prepare") || h.obj.Status.ObservedInputs != "v3" {
 		t.Errorf("the change mid-machine was not taken:\n%s", h.out.String())
 	}
@@ -59,7 +59,7 @@ func TestConditionsOfAnotherManagerStay(t *testing.T) {
 			t.Errorf("condition %s = %+v, want upstream's kept", typ, c)
 		}
 	}
-	if c := meta.FindStatusCondition(h.obj.Status.Conditions, infrav1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(h.obj.Status.Conditions, fsmv1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Ready = %+v", c)
 	}
 }

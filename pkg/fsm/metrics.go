@@ -1,37 +1,28 @@
 package fsm
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 const namespace = "infrastructure_manager"
 
-// Metrics are the engine's Prometheus metrics. One set serves every engine of a process; the
-// controller label tells them apart.
+// Metrics are the engine's Prometheus metrics about steps: durations, failures, retries and
+// exhaustions by controller, step and class. One set serves every engine of a process; the
+// controller label tells them apart. The series about single objects are ObjectMetrics.
 type Metrics struct {
 	stepDuration *prometheus.HistogramVec
 	failures     *prometheus.CounterVec
 	retries      *prometheus.CounterVec
 	exhausted    *prometheus.CounterVec
-
-	failed       *prometheus.GaugeVec
-	retrying     *prometheus.GaugeVec
-	stepEntered  *prometheus.GaugeVec
-	stepDeadline *prometheus.GaugeVec
-
-	mu     sync.Mutex
-	series map[string]objectSeries // by object key: the per-object series currently set
-}
-
-// objectSeries remembers the label sets of one object's series so they can be deleted exactly.
-type objectSeries struct {
-	failed, retrying, entered prometheus.Labels
 }
 
 // NewMetrics creates the engine's metrics and registers them with reg.
@@ -54,26 +45,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "fsm_retries_exhausted_total",
 			Help: "Steps that ended Failed: budget exhausted, terminal error or timeout, by class.",
 		}, []string{"controller", "step", "class"}),
-		failed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "runtime_failed",
-			Help: "1 while a runtime is Failed; the series exists only then.",
-		}, []string{"runtime_id", "runtime_name", "shoot", "step", "reason", "class"}),
-		retrying: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "runtime_retrying",
-			Help: "The attempt number while a runtime's step is being retried; the series exists only then.",
-		}, []string{"runtime_id", "runtime_name", "shoot", "step", "reason"}),
-		stepEntered: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "runtime_step_entered_timestamp_seconds",
-			Help: "When a runtime that is not Ready entered its current step (unix seconds).",
-		}, []string{"runtime_id", "step"}),
-		stepDeadline: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "runtime_step_deadline_seconds",
-			Help: "How long the current step of a runtime that is not Ready may wait, in seconds; absent for steps without a deadline.",
-		}, []string{"runtime_id", "step"}),
-		series: map[string]objectSeries{},
 	}
-	reg.MustRegister(m.stepDuration, m.failures, m.retries, m.exhausted,
-		m.failed, m.retrying, m.stepEntered, m.stepDeadline)
+	reg.MustRegister(m.stepDuration, m.failures, m.retries, m.exhausted)
 	return m
 }
 
@@ -103,32 +76,148 @@ func (m *Metrics) precreate(controller string, steps []string) {
 	}
 }
 
-// ObjectLabels identify an object in the per-runtime series.
-type ObjectLabels struct {
-	// ID is the runtime id.
-	ID string
-	// Name is the object's name.
+// Series names one gauge of ObjectSeries.
+type Series struct {
+	// Name of the gauge, after the namespace.
 	Name string
-	// Shoot is the name of the Gardener shoot.
-	Shoot string
+	// Help text of the gauge.
+	Help string
 }
 
-// syncObject makes the object's per-runtime series match its status: failed while Failed,
-// retrying while a retry is pending, step-entered while not Ready. Other series of the object
-// are deleted.
-func (m *Metrics) syncObject(key string, id ObjectLabels, st *infrav1.EngineStatus, deadline float64) {
+// ObjectSeries describes the gauges an engine keeps about each object it drives, which alerts
+// and dashboards read: their names, and the labels that identify an object in them. The caller
+// names them all, for they are the caller's contract with its alerts; the engine adds the labels
+// that describe the object's state: step, reason and class.
+type ObjectSeries struct {
+	// Namespace prefixes every name, as prometheus.Opts.Namespace does.
+	Namespace string
+	// Failed is 1 while an object is Failed, labelled by Labels, step, reason and class; the
+	// series exists only then.
+	Failed Series
+	// Retrying is the attempt number while an object's step is being retried, labelled by
+	// Labels, step and reason; the series exists only then.
+	Retrying Series
+	// StepEntered is when an object that is not Ready entered its current step (unix seconds),
+	// labelled by StepLabels and step.
+	StepEntered Series
+	// StepDeadline is how long the current step of an object that is not Ready may wait, in
+	// seconds, labelled like StepEntered; absent for steps without a deadline.
+	StepDeadline Series
+	// Labels identify an object in Failed and Retrying, in this order.
+	Labels []string
+	// StepLabels identify an object in StepEntered and StepDeadline; each is one of Labels.
+	StepLabels []string
+}
+
+// The labels the engine adds to the series of ObjectSeries.
+const (
+	labelStep   = "step"
+	labelReason = "reason"
+	labelClass  = "class"
+)
+
+// validate checks that every series has a name and that the labels are distinct and not the
+// engine's own; the registry checks that they are valid label names.
+func (s ObjectSeries) validate() error {
+	var errs []error
+	for what, series := range map[string]Series{"Failed": s.Failed, "Retrying": s.Retrying,
+		"StepEntered": s.StepEntered, "StepDeadline": s.StepDeadline} {
+		if series.Name == "" || series.Help == "" {
+			errs = append(errs, fmt.Errorf("series %s needs a name and a help text", what))
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range s.Labels {
+		if l == "" || seen[l] || l == labelStep || l == labelReason || l == labelClass {
+			errs = append(errs, fmt.Errorf("label %q is empty, repeated or one the engine sets", l))
+		}
+		seen[l] = true
+	}
+	for _, l := range s.StepLabels {
+		if !seen[l] {
+			errs = append(errs, fmt.Errorf("step label %q is not one of the labels %v", l, s.Labels))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ObjectMetrics are the gauges of an ObjectSeries. They follow the status of each object the
+// engine drives, and an object's series go when its state no longer calls for them or when the
+// object is gone. One set may serve several engines: each keeps the series of its own objects.
+type ObjectMetrics struct {
+	failed       *prometheus.GaugeVec
+	retrying     *prometheus.GaugeVec
+	stepEntered  *prometheus.GaugeVec
+	stepDeadline *prometheus.GaugeVec
+	labels       []string
+	stepLabels   []string
+
+	mu     sync.Mutex
+	series map[string]objectSeries // by object key: the per-object series currently set
+}
+
+// objectSeries remembers the label sets of one object's series so they can be deleted exactly.
+type objectSeries struct {
+	failed, retrying, entered prometheus.Labels
+}
+
+// NewObjectMetrics creates the gauges that s describes and registers them with reg. It fails
+// when s is incomplete or reg refuses a gauge.
+func NewObjectMetrics(reg prometheus.Registerer, s ObjectSeries) (*ObjectMetrics, error) {
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("object series: %w", err)
+	}
+	gauge := func(series Series, labels ...[]string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: s.Namespace, Name: series.Name, Help: series.Help},
+			slices.Concat(labels...))
+	}
+	m := &ObjectMetrics{
+		failed:       gauge(s.Failed, s.Labels, []string{labelStep, labelReason, labelClass}),
+		retrying:     gauge(s.Retrying, s.Labels, []string{labelStep, labelReason}),
+		stepEntered:  gauge(s.StepEntered, s.StepLabels, []string{labelStep}),
+		stepDeadline: gauge(s.StepDeadline, s.StepLabels, []string{labelStep}),
+		labels:       slices.Clone(s.Labels),
+		stepLabels:   slices.Clone(s.StepLabels),
+		series:       map[string]objectSeries{},
+	}
+	var registered []prometheus.Collector
+	for _, c := range []prometheus.Collector{m.failed, m.retrying, m.stepEntered, m.stepDeadline} {
+		if err := reg.Register(c); err != nil {
+			for _, r := range registered {
+				reg.Unregister(r)
+			}
+			return nil, fmt.Errorf("register object series: %w", err)
+		}
+		registered = append(registered, c)
+	}
+	return m, nil
+}
+
+// pick returns the values of names in id, with the engine's labels added.
+func pick(id prometheus.Labels, names []string, extra ...string) prometheus.Labels {
+	out := make(prometheus.Labels, len(names)+len(extra)/2)
+	for _, n := range names {
+		out[n] = id[n]
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		out[extra[i]] = extra[i+1]
+	}
+	return out
+}
+
+// sync makes the object's series match its status: failed while Failed, retrying while a retry
+// is pending, step-entered while not Ready. Other series of the object are deleted.
+func (m *ObjectMetrics) sync(key string, id prometheus.Labels, st *fsmv1.EngineStatus, deadline float64) {
 	want := objectSeries{}
 	r := st.Retry
-	if st.State == infrav1.StateFailed && r != nil {
-		want.failed = prometheus.Labels{"runtime_id": id.ID, "runtime_name": id.Name, "shoot": id.Shoot,
-			"step": r.Step, "reason": r.Reason, "class": r.Class}
+	if st.State == fsmv1.StateFailed && r != nil {
+		want.failed = pick(id, m.labels, labelStep, r.Step, labelReason, r.Reason, labelClass, r.Class)
 	}
-	if st.State != infrav1.StateFailed && r != nil && r.Attempt > 0 {
-		want.retrying = prometheus.Labels{"runtime_id": id.ID, "runtime_name": id.Name, "shoot": id.Shoot,
-			"step": r.Step, "reason": r.Reason}
+	if st.State != fsmv1.StateFailed && r != nil && r.Attempt > 0 {
+		want.retrying = pick(id, m.labels, labelStep, r.Step, labelReason, r.Reason)
 	}
-	if st.State != infrav1.StateReady && st.Step != nil {
-		want.entered = prometheus.Labels{"runtime_id": id.ID, "step": st.Step.Name}
+	if st.State != fsmv1.StateReady && st.Step != nil {
+		want.entered = pick(id, m.stepLabels, labelStep, st.Step.Name)
 	}
 
 	m.mu.Lock()
@@ -156,8 +245,8 @@ func (m *Metrics) syncObject(key string, id ObjectLabels, st *infrav1.EngineStat
 	}
 }
 
-// forget deletes every per-runtime series of an object that is gone.
-func (m *Metrics) forget(key string) {
+// forget deletes every series of an object that is gone.
+func (m *ObjectMetrics) forget(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.deleteLocked(key, objectSeries{})
@@ -165,7 +254,7 @@ func (m *Metrics) forget(key string) {
 }
 
 // deleteLocked deletes the object's series that differ from want.
-func (m *Metrics) deleteLocked(key string, want objectSeries) {
+func (m *ObjectMetrics) deleteLocked(key string, want objectSeries) {
 	have, ok := m.series[key]
 	if !ok {
 		return

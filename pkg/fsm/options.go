@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -29,23 +30,26 @@ type nopRecorder struct{}
 func (nopRecorder) Event(runtime.Object, string, string, string) {}
 
 type config struct {
-	clock         clock.PassiveClock
-	rand          func() float64
-	recorder      Recorder
-	metrics       *Metrics
-	labels        func(client.Object) ObjectLabels
-	probeInterval time.Duration
-	resync        time.Duration
-	conflictLimit int32
-	conflictDelay time.Duration
-	maxMessage    int
-	onForget      func(types.NamespacedName)
-	inputs        func(client.Object) string
-	advance       time.Duration
-	chainSteps    int
-	chainFor      time.Duration
-	gate          Gate
-	stepTimeout   time.Duration
+	clock           clock.PassiveClock
+	rand            func() float64
+	recorder        Recorder
+	metrics         *Metrics
+	objects         *ObjectMetrics
+	objectLabels    func(client.Object) prometheus.Labels
+	logValues       func(client.Object) []any
+	retryAnnotation string
+	probeInterval   time.Duration
+	resync          time.Duration
+	conflictLimit   int32
+	conflictDelay   time.Duration
+	maxMessage      int
+	onForget        func(types.NamespacedName)
+	inputs          func(client.Object) string
+	advance         time.Duration
+	chainSteps      int
+	chainFor        time.Duration
+	gate            Gate
+	stepTimeout     time.Duration
 }
 
 func defaultConfig() config {
@@ -79,11 +83,23 @@ func WithRecorder(r Recorder) Option { return func(o *config) { o.recorder = r }
 // WithMetrics sets the metrics the engine updates; without it the engine records none.
 func WithMetrics(m *Metrics) Option { return func(o *config) { o.metrics = m } }
 
-// WithObjectMetrics turns on the per-runtime series (failed, retrying, step entered), labelled by
-// what f returns for an object.
-func WithObjectMetrics(f func(client.Object) ObjectLabels) Option {
-	return func(o *config) { o.labels = f }
+// WithObjectMetrics turns on the series about each object (failed, retrying, step entered, step
+// deadline) that m names. labels returns the values of the labels that identify an object, those
+// of ObjectSeries.Labels; a label it leaves out is empty.
+func WithObjectMetrics(m *ObjectMetrics, labels func(client.Object) prometheus.Labels) Option {
+	return func(o *config) { o.objects, o.objectLabels = m, labels }
 }
+
+// WithLogValues adds the key and value pairs that f returns for an object (its id in the
+// caller's terms, say) to every line the engine and the object's steps log.
+func WithLogValues(f func(client.Object) []any) Option { return func(o *config) { o.logValues = f } }
+
+// WithRetryAnnotation names the annotation by which a user asks for a manual retry; the object's
+// API owns the name. Any new value of it resets the retry budget of the current step and runs the
+// step at once, or runs a Ready object's machine again; the engine echoes the handled value in
+// status.retryRequestedAt (see fsmv1.EngineStatus.PendingRetryRequest). Without it, the engine
+// takes no manual retries.
+func WithRetryAnnotation(name string) Option { return func(o *config) { o.retryAnnotation = name } }
 
 // WithInputs sets how to fingerprint the inputs an object's steps read from outside the object,
 // such as a landscape ConfigMap. The engine records the fingerprint when the machine starts;

@@ -11,30 +11,30 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 )
 
 // TestStaleCacheRunsNoStepTwice replays what an informer that has not seen the reconciler's
 // writes does (just after a write, or for seconds while it reconnects after an API server
-// restart): every cached read returns the Runtime as it was created. The reconciler notices
+// restart): every cached read returns the widget as it was created. The reconciler notices
 // that the cache does not hold the version its last write left and decides on the API
 // server's copy, so each step runs once and each step change is one status write.
 func TestStaleCacheRunsNoStepTwice(t *testing.T) {
 	scheme := runtime.NewScheme()
-	if err := infrav1.AddToScheme(scheme); err != nil {
+	if err := addWidgets(scheme); err != nil {
 		t.Fatal(err)
 	}
-	rt := &infrav1.Runtime{ObjectMeta: metav1.ObjectMeta{Namespace: "kcp-system", Name: "rt", Generation: 1}}
-	api := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&infrav1.Runtime{}).WithObjects(rt).Build()
-	created := &infrav1.Runtime{}
+	rt := &widget{ObjectMeta: metav1.ObjectMeta{Namespace: "kcp-system", Name: "rt", Generation: 1}}
+	api := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&widget{}).WithObjects(rt).Build()
+	created := &widget{}
 	if err := api.Get(t.Context(), client.ObjectKeyFromObject(rt), created); err != nil {
 		t.Fatal(err)
 	}
 	writes := 0
 	cache := interceptor.NewClient(api, interceptor.Funcs{
 		Get: func(_ context.Context, _ client.WithWatch, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-			created.DeepCopyInto(obj.(*infrav1.Runtime))
+			created.DeepCopyInto(obj.(*widget))
 			return nil
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -44,15 +44,15 @@ func TestStaleCacheRunsNoStepTwice(t *testing.T) {
 	})
 
 	runs := map[string]int{}
-	step := func(name string, out fsm.Outcome) fsm.StepFunc[*infrav1.Runtime] {
-		return func(context.Context, *infrav1.Runtime) fsm.Outcome {
+	step := func(name string, out fsm.Outcome) fsm.StepFunc[*widget] {
+		return func(context.Context, *widget) fsm.Outcome {
 			runs[name]++
 			return out
 		}
 	}
-	engine, err := fsm.New(fsm.Machine[*infrav1.Runtime]{
+	engine, err := fsm.New(fsm.Machine[*widget]{
 		Name: "example", Start: "Prepare",
-		Steps: []fsm.Step[*infrav1.Runtime]{
+		Steps: []fsm.Step[*widget]{
 			{Name: "Prepare", Run: step("Prepare", fsm.Next("Create")), Next: []string{"Create"}},
 			{Name: "Create", Run: step("Create", fsm.Next("AwaitReady")), Next: []string{"AwaitReady"}},
 			{Name: "AwaitReady", Run: step("AwaitReady", fsm.Done())},
@@ -61,17 +61,17 @@ func TestStaleCacheRunsNoStepTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := fsm.NewReconciler(cache, engine, func() *infrav1.Runtime { return &infrav1.Runtime{} }, fsm.WithAPIReader(api))
+	r := fsm.NewReconciler(cache, engine, func() *widget { return &widget{} }, fsm.WithAPIReader(api))
 	for i := range 6 {
 		if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(rt)}); err != nil {
 			t.Fatalf("reconcile %d: %v", i, err)
 		}
 	}
-	got := &infrav1.Runtime{}
+	got := &widget{}
 	if err := api.Get(t.Context(), client.ObjectKeyFromObject(rt), got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Status.State != infrav1.StateReady {
+	if got.Status.State != fsmv1.StateReady {
 		t.Errorf("state %s in step %v after 6 reconciles, want Ready", got.Status.State, got.Status.Step)
 	}
 	for _, name := range []string{"Prepare", "Create", "AwaitReady"} {

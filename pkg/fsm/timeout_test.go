@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -16,9 +15,9 @@ import (
 // timeout ends it, the call's error is a counted Timeout failure that is retried, and the
 // worker is back within the timeout rather than held.
 func TestStepTimeoutFreesTheWorker(t *testing.T) {
-	e, err := fsm.New(fsm.Machine[*infrav1.Runtime]{
+	e, err := fsm.New(fsm.Machine[*widget]{
 		Name: "example", Start: "Hang",
-		Steps: []fsm.Step[*infrav1.Runtime]{{Name: "Hang", Run: func(ctx context.Context, _ *infrav1.Runtime) fsm.Outcome {
+		Steps: []fsm.Step[*widget]{{Name: "Hang", Run: func(ctx context.Context, _ *widget) fsm.Outcome {
 			<-ctx.Done() // a call on a connection that never answers
 			return fsm.Fail(ctx.Err())
 		}}},
@@ -26,7 +25,7 @@ func TestStepTimeoutFreesTheWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := &infrav1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1}}
+	rt := &widget{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

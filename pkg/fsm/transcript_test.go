@@ -20,8 +20,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -33,23 +33,23 @@ var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // testPolicy is short enough that a transcript shows the whole budget.
 var testPolicy = retry.Policy{Initial: 5 * time.Second, Factor: 2, Cap: time.Minute, MaxAttempts: 4, MaxDuration: 10 * time.Minute, Jitter: 0.5}
 
-// harness runs the example machine Prepare -> Create -> AwaitReady on a Runtime, with scripted
+// harness runs the example machine Prepare -> Create -> AwaitReady on a widget, with scripted
 // outcomes per step, a fake clock, and the status round-tripped through JSON between calls as
 // the API server would store it.
 type harness struct {
 	t       *testing.T
 	clock   *clocktesting.FakeClock
-	engine  *fsm.Engine[*infrav1.Runtime]
-	obj     *infrav1.Runtime
+	engine  *fsm.Engine[*widget]
+	obj     *widget
 	script  map[string][]fsm.Outcome // outcomes a step returns, in order; then it succeeds
 	ran     string                   // what the last call ran
 	events  []string
 	out     strings.Builder
 	calls   int
-	maxStep time.Duration                  // the longest the clock moves between calls
-	actions map[int]func(*infrav1.Runtime) // changes the world before the numbered call
-	inputs  string                         // the fingerprint of the outside inputs
-	gate    *fakeGate                      // the shared dependency, available unless closed
+	maxStep time.Duration         // the longest the clock moves between calls
+	actions map[int]func(*widget) // changes the world before the numbered call
+	inputs  string                // the fingerprint of the outside inputs
+	gate    *fakeGate             // the shared dependency, available unless closed
 }
 
 // fakeGate is a shared dependency that a transcript closes and opens; once open, it releases
@@ -78,10 +78,10 @@ func (g *fakeGate) setClosed(closed bool) {
 }
 
 func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
-	h := &harness{t: t, clock: clocktesting.NewFakeClock(start), script: script, maxStep: 24 * time.Hour, actions: map[int]func(*infrav1.Runtime){}}
+	h := &harness{t: t, clock: clocktesting.NewFakeClock(start), script: script, maxStep: 24 * time.Hour, actions: map[int]func(*widget){}}
 	h.gate = &fakeGate{clock: h.clock, release: 12 * time.Second}
-	step := func(name string, success fsm.Outcome) fsm.StepFunc[*infrav1.Runtime] {
-		return func(ctx context.Context, _ *infrav1.Runtime) fsm.Outcome {
+	step := func(name string, success fsm.Outcome) fsm.StepFunc[*widget] {
+		return func(ctx context.Context, _ *widget) fsm.Outcome {
 			out := success
 			if s := h.script[name]; len(s) > 0 {
 				out, h.script[name] = s[0], s[1:]
@@ -93,10 +93,10 @@ func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
 			return out
 		}
 	}
-	m := fsm.Machine[*infrav1.Runtime]{
+	m := fsm.Machine[*widget]{
 		Name:  "example",
 		Start: "Prepare",
-		Steps: []fsm.Step[*infrav1.Runtime]{
+		Steps: []fsm.Step[*widget]{
 			{Name: "Prepare", Run: step("Prepare", fsm.Next("Create")), Next: []string{"Create"}},
 			{Name: "Create", Run: step("Create", fsm.Next("AwaitReady")), Next: []string{"AwaitReady"}},
 			{Name: "AwaitReady", Run: step("AwaitReady", fsm.Done()), Deadline: 2 * time.Minute},
@@ -111,6 +111,7 @@ func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
 		fsm.WithConflictLimit(3, time.Second),
 		fsm.WithInputs(func(client.Object) string { return h.inputs }),
 		fsm.WithGate(h.gate),
+		fsm.WithRetryAnnotation(retryAnnotation),
 		fsm.WithRecorder(fsm.RecorderFunc(func(_ runtime.Object, typ, reason, msg string) {
 			h.events = append(h.events, fmt.Sprintf("%s %s %q", typ, reason, msg))
 		})),
@@ -119,13 +120,13 @@ func newHarness(t *testing.T, script map[string][]fsm.Outcome) *harness {
 		t.Fatal(err)
 	}
 	h.engine = engine
-	h.obj = &infrav1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1, UID: "uid-1"}}
+	h.obj = &widget{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "kcp-system", Generation: 1, UID: "uid-1"}}
 	return h
 }
 
 // runUntil calls the engine until the machine is Ready, or Failed twice in a row, or maxCalls,
 // advancing the fake clock by each requeue.
-func (h *harness) runUntil(maxCalls int, stop func(*infrav1.Runtime) bool) {
+func (h *harness) runUntil(maxCalls int, stop func(*widget) bool) {
 	for range maxCalls {
 		h.calls++
 		if a := h.actions[h.calls]; a != nil {
@@ -152,7 +153,7 @@ func (h *harness) persist() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	fresh := &infrav1.Runtime{}
+	fresh := &widget{}
 	if err := json.Unmarshal(data, fresh); err != nil {
 		h.t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func (h *harness) record(after time.Duration) {
 		fmt.Fprintln(&h.out)
 		fmt.Fprintf(&h.out, "  retry message: %s\n", r.Message)
 	}
-	if c := meta.FindStatusCondition(st.Conditions, infrav1.ConditionReady); c != nil {
+	if c := meta.FindStatusCondition(st.Conditions, fsmv1.ConditionReady); c != nil {
 		fmt.Fprintf(&h.out, "  Ready=%s reason=%s: %s\n", c.Status, c.Reason, c.Message)
 	}
 	for _, e := range h.events {
@@ -186,8 +187,8 @@ func (h *harness) record(after time.Duration) {
 	}
 }
 
-func ready(o *infrav1.Runtime) bool  { return o.Status.State == infrav1.StateReady }
-func failed(o *infrav1.Runtime) bool { return o.Status.State == infrav1.StateFailed }
+func ready(o *widget) bool  { return o.Status.State == fsmv1.StateReady }
+func failed(o *widget) bool { return o.Status.State == fsmv1.StateFailed }
 
 var (
 	errInternal = apierrors.NewInternalError(errors.New("etcd leader changed"))
@@ -214,26 +215,26 @@ func TestTranscripts(t *testing.T) {
 		script map[string][]fsm.Outcome       // outcomes per step, before the step succeeds
 		setup  func(h *harness)               // world changes at given calls
 		calls  int                            // call budget
-		stop   func(*infrav1.Runtime) bool    // when the transcript ends
+		stop   func(*widget) bool             // when the transcript ends
 		check  func(t *testing.T, h *harness) // the facts the transcript must show
 	}{
 		{
 			name: "success", calls: 10, stop: ready,
-			check: func(t *testing.T, h *harness) { expectState(t, h, infrav1.StateReady, "Done") },
+			check: func(t *testing.T, h *harness) { expectState(t, h, fsmv1.StateReady, "Done") },
 		},
 		{
 			name:   "transient-then-success",
 			script: map[string][]fsm.Outcome{"Create": {fsm.Fail(errInternal), fsm.Fail(errInternal)}},
 			calls:  10, stop: ready,
-			check: func(t *testing.T, h *harness) { expectState(t, h, infrav1.StateReady, "Done") },
+			check: func(t *testing.T, h *harness) { expectState(t, h, fsmv1.StateReady, "Done") },
 		},
 		{
 			name:   "exhaustion",
 			script: map[string][]fsm.Outcome{"Create": repeat(fsm.Fail(errQuota), 10)},
 			calls:  10, stop: failed,
 			check: func(t *testing.T, h *harness) {
-				expectState(t, h, infrav1.StateFailed, "Create")
-				expectReason(t, h, infrav1.ReasonRetriesExhausted)
+				expectState(t, h, fsmv1.StateFailed, "Create")
+				expectReason(t, h, fsmv1.ReasonRetriesExhausted)
 				if a := h.obj.Status.Retry.Attempt; a != testPolicy.MaxAttempts {
 					t.Errorf("attempt: got %d, want %d", a, testPolicy.MaxAttempts)
 				}
@@ -244,7 +245,7 @@ func TestTranscripts(t *testing.T) {
 			script: map[string][]fsm.Outcome{"Create": {fsm.Fail(errUser)}},
 			calls:  10, stop: failed,
 			check: func(t *testing.T, h *harness) {
-				expectReason(t, h, infrav1.ReasonUserActionRequired)
+				expectReason(t, h, fsmv1.ReasonUserActionRequired)
 				if a := h.obj.Status.Retry.Attempt; a != 0 {
 					t.Errorf("a terminal error spent %d attempts, want 0", a)
 				}
@@ -274,7 +275,7 @@ func TestTranscripts(t *testing.T) {
 			name:   "timeout",
 			script: map[string][]fsm.Outcome{"AwaitReady": repeat(fsm.Wait(30*time.Second, "shoot is creating"), 20)},
 			calls:  20, stop: failed,
-			check: func(t *testing.T, h *harness) { expectReason(t, h, infrav1.ReasonStepTimedOut) },
+			check: func(t *testing.T, h *harness) { expectReason(t, h, fsmv1.ReasonStepTimedOut) },
 		},
 		{
 			// A step that restarts an external process after each failure (Gardener's
@@ -288,7 +289,7 @@ func TestTranscripts(t *testing.T) {
 			}},
 			calls: 20, stop: failed,
 			check: func(t *testing.T, h *harness) {
-				expectReason(t, h, infrav1.ReasonRetriesExhausted)
+				expectReason(t, h, fsmv1.ReasonRetriesExhausted)
 				if a := h.obj.Status.Retry.Attempt; a != testPolicy.MaxAttempts {
 					t.Errorf("attempt: got %d, want %d", a, testPolicy.MaxAttempts)
 				}
@@ -300,13 +301,13 @@ func TestTranscripts(t *testing.T) {
 			setup: func(h *harness) {
 				h.maxStep = 10 * time.Minute
 				h.script["Create"] = h.script["Create"][:4]
-				h.actions[7] = func(o *infrav1.Runtime) {
-					o.Annotations = map[string]string{infrav1.RetryRequestedAtAnnotation: "2026-01-01T00:05:00Z"}
+				h.actions[7] = func(o *widget) {
+					o.Annotations = map[string]string{retryAnnotation: "2026-01-01T00:05:00Z"}
 				}
 			},
 			calls: 15, stop: ready,
 			check: func(t *testing.T, h *harness) {
-				expectState(t, h, infrav1.StateReady, "Done")
+				expectState(t, h, fsmv1.StateReady, "Done")
 				if h.obj.Status.RetryRequestedAt != "2026-01-01T00:05:00Z" {
 					t.Errorf("the handled manual retry was not echoed: %q", h.obj.Status.RetryRequestedAt)
 				}
@@ -317,7 +318,7 @@ func TestTranscripts(t *testing.T) {
 			script: map[string][]fsm.Outcome{"Create": repeat(fsm.Fail(errQuota), 5)},
 			calls:  15, stop: ready,
 			check: func(t *testing.T, h *harness) {
-				expectState(t, h, infrav1.StateReady, "Done")
+				expectState(t, h, fsmv1.StateReady, "Done")
 				if !strings.Contains(h.out.String(), "Recovered") {
 					t.Error("no Recovered event after the probe succeeded")
 				}
@@ -327,11 +328,11 @@ func TestTranscripts(t *testing.T) {
 			name:   "spec-change-mid-retry",
 			script: map[string][]fsm.Outcome{"Create": repeat(fsm.Fail(errQuota), 2)},
 			setup: func(h *harness) {
-				h.actions[4] = func(o *infrav1.Runtime) { o.Generation = 2 }
+				h.actions[4] = func(o *widget) { o.Generation = 2 }
 			},
 			calls: 15, stop: ready,
 			check: func(t *testing.T, h *harness) {
-				expectState(t, h, infrav1.StateReady, "Done")
+				expectState(t, h, fsmv1.StateReady, "Done")
 				if h.obj.Status.ObservedGeneration != 2 {
 					t.Errorf("observed generation: got %d, want 2", h.obj.Status.ObservedGeneration)
 				}
@@ -345,12 +346,12 @@ func TestTranscripts(t *testing.T) {
 			name:   "outage-pause",
 			script: map[string][]fsm.Outcome{"Create": {fsm.Fail(errInternal), fsm.Fail(errPaused)}},
 			setup: func(h *harness) {
-				h.actions[3] = func(*infrav1.Runtime) { h.gate.setClosed(true) }
-				h.actions[43] = func(*infrav1.Runtime) { h.gate.setClosed(false) }
+				h.actions[3] = func(*widget) { h.gate.setClosed(true) }
+				h.actions[43] = func(*widget) { h.gate.setClosed(false) }
 			},
 			calls: 50, stop: ready,
 			check: func(t *testing.T, h *harness) {
-				expectState(t, h, infrav1.StateReady, "Done")
+				expectState(t, h, fsmv1.StateReady, "Done")
 				out := h.out.String()
 				if strings.Contains(out, "state=Failed") || strings.Contains(out, "attempt=2/") {
 					t.Error("the outage spent the budget")
@@ -370,12 +371,12 @@ func TestTranscripts(t *testing.T) {
 			name:   "outage-deadline",
 			script: map[string][]fsm.Outcome{"AwaitReady": repeat(fsm.Wait(30*time.Second, "shoot is creating"), 6)},
 			setup: func(h *harness) {
-				h.actions[5] = func(*infrav1.Runtime) { h.gate.setClosed(true) }
-				h.actions[30] = func(*infrav1.Runtime) { h.gate.setClosed(false) }
+				h.actions[5] = func(*widget) { h.gate.setClosed(true) }
+				h.actions[30] = func(*widget) { h.gate.setClosed(false) }
 			},
 			calls: 40, stop: ready,
 			check: func(t *testing.T, h *harness) {
-				expectState(t, h, infrav1.StateReady, "Done")
+				expectState(t, h, fsmv1.StateReady, "Done")
 				if !strings.Contains(h.out.String(), "reason="+fsm.ReasonDependencyDown) {
 					t.Error("the deadline that passed during the outage did not pause the step")
 				}
@@ -398,21 +399,21 @@ func TestTranscripts(t *testing.T) {
 	}
 }
 
-func expectState(t *testing.T, h *harness, state infrav1.State, step string) {
+func expectState(t *testing.T, h *harness, state fsmv1.State, step string) {
 	t.Helper()
 	st := h.obj.Status
 	if st.State != state || st.Step.Name != step {
 		t.Errorf("got state %s in step %s, want %s in %s", st.State, st.Step.Name, state, step)
 	}
-	if state == infrav1.StateReady && st.Retry != nil {
+	if state == fsmv1.StateReady && st.Retry != nil {
 		t.Errorf("a Ready object kept its retry record: %+v", st.Retry)
 	}
 }
 
 func expectReason(t *testing.T, h *harness, reason string) {
 	t.Helper()
-	c := meta.FindStatusCondition(h.obj.Status.Conditions, infrav1.ConditionReady)
-	if c == nil || c.Reason != reason || h.obj.Status.State != infrav1.StateFailed {
+	c := meta.FindStatusCondition(h.obj.Status.Conditions, fsmv1.ConditionReady)
+	if c == nil || c.Reason != reason || h.obj.Status.State != fsmv1.StateFailed {
 		t.Errorf("got Ready condition %+v in state %s, want Failed with reason %s", c, h.obj.Status.State, reason)
 	}
 }

@@ -21,6 +21,7 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 		fsm.WithMetrics(fsm.DefaultMetrics()),
 		fsm.WithResync(time.Hour),
 		fsm.WithOnForget(forget),
+		fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),
 		// A forced rotation runs the machine of a Ready GardenerCluster again at once.
 		fsm.WithInputs(func(o client.Object) string { return o.GetAnnotations()[infrav1.AnnotationForceKubeconfigRotation] }),
 	}, opts...)

@@ -5,3 +5,9 @@ var ReconcileOpenIDConnects = reconcileOpenIDConnects
 
 // ShootWriteError exposes shootWriteError, the classification of a refused shoot write.
 var ShootWriteError = shootWriteError
+
+// RuntimeSeries and RuntimeLabels expose the Runtime's metric series and their labels.
+var (
+	RuntimeSeries = runtimeSeries
+	RuntimeLabels = runtimeLabels
+)

@@ -43,10 +43,16 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 		cfg.RuntimeClient = KubeconfigClient
 	}
 	s := steps{cfg}
+	series, err := runtimeMetrics()
+	if err != nil {
+		return fmt.Errorf("runtime metrics: %w", err)
+	}
 	opts = append([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
 		fsm.WithMetrics(fsm.DefaultMetrics()),
-		fsm.WithObjectMetrics(runtimeLabels),
+		fsm.WithObjectMetrics(series, runtimeLabels),
+		fsm.WithLogValues(runtimeLogValues),
+		fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),
 		fsm.WithInputs(s.inputs),
 		// The steps read what they need from the garden and the runtime cluster, never their
 		// predecessor's persisted status: steps that move on run in one call, and one status
@@ -95,15 +101,6 @@ func byRuntimeLabels(_ context.Context, o client.Object) []reconcile.Request {
 		ns = o.GetNamespace()
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
-}
-
-// runtimeLabels identifies a Runtime in the per-runtime metric series.
-func runtimeLabels(o client.Object) fsm.ObjectLabels {
-	rt, ok := o.(*infrav1.Runtime)
-	if !ok {
-		return fsm.ObjectLabels{ID: o.GetLabels()[infrav1.LabelRuntimeID], Name: o.GetName()}
-	}
-	return fsm.ObjectLabels{ID: rt.Labels[infrav1.LabelRuntimeID], Name: rt.Name, Shoot: rt.Spec.Shoot.Name}
 }
 
 // RuntimeRequestTimeout bounds each request to a runtime's cluster, so a hung connection to one

@@ -82,9 +82,25 @@ func (w *world) callsOf(name string) []time.Time {
 // policy retries every 4s, three attempts in all, without jitter so the test knows the times.
 var policy = retry.Policy{Initial: 4 * time.Second, Factor: 1, Cap: 4 * time.Second, MaxAttempts: 3, Jitter: 0}
 
-// startManager runs the example controller until the returned stop is called.
-func startManager(t *testing.T, w *world, metrics *fsm.Metrics) (stop func()) {
+// exampleSeries are the example controller's series about each object.
+var exampleSeries = fsm.ObjectSeries{
+	Namespace:    "example",
+	Failed:       fsm.Series{Name: "object_failed", Help: "1 while an object is Failed."},
+	Retrying:     fsm.Series{Name: "object_retrying", Help: "The attempt of an object's retried step."},
+	StepEntered:  fsm.Series{Name: "object_step_entered_timestamp_seconds", Help: "When an object entered its step."},
+	StepDeadline: fsm.Series{Name: "object_step_deadline_seconds", Help: "How long an object's step may wait."},
+	Labels:       []string{"id", "name"},
+	StepLabels:   []string{"id"},
+}
+
+// startManager runs the example controller, with its metrics registered with reg, until the
+// returned stop is called.
+func startManager(t *testing.T, w *world, reg *prometheus.Registry) (stop func()) {
 	t.Helper()
+	series, err := fsm.NewObjectMetrics(reg, exampleSeries)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Client.Scheme(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -109,11 +125,12 @@ func startManager(t *testing.T, w *world, metrics *fsm.Metrics) (stop func()) {
 	}
 	engine, err := fsm.New(machine,
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("example-controller"))),
-		fsm.WithMetrics(metrics),
+		fsm.WithMetrics(fsm.NewMetrics(reg)),
 		fsm.WithProbeInterval(time.Hour),
-		fsm.WithObjectMetrics(func(o client.Object) fsm.ObjectLabels {
-			return fsm.ObjectLabels{ID: o.GetLabels()[infrav1.LabelRuntimeID], Name: o.GetName(), Shoot: o.GetName()}
+		fsm.WithObjectMetrics(series, func(o client.Object) prometheus.Labels {
+			return prometheus.Labels{"id": o.GetLabels()[infrav1.LabelRuntimeID], "name": o.GetName()}
 		}),
+		fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +202,7 @@ func waitFor(t *testing.T, name string, timeout time.Duration, what string, cond
 func TestRetryRecordSurvivesManagerRestart(t *testing.T) {
 	w := newWorld()
 	w.setFailing("restart", true)
-	stop := startManager(t, w, fsm.NewMetrics(prometheus.NewRegistry()))
+	stop := startManager(t, w, prometheus.NewRegistry())
 	newRuntime(t, "restart")
 
 	rt := waitFor(t, "restart", 30*time.Second, "first failure recorded", func(rt *infrav1.Runtime) bool {
@@ -198,7 +215,7 @@ func TestRetryRecordSurvivesManagerRestart(t *testing.T) {
 		t.Fatalf("the first manager called the backend %d times, want 1", callsBefore)
 	}
 
-	stop = startManager(t, w, fsm.NewMetrics(prometheus.NewRegistry()))
+	stop = startManager(t, w, prometheus.NewRegistry())
 	defer stop()
 	rt = waitFor(t, "restart", 30*time.Second, "second failure recorded", func(rt *infrav1.Runtime) bool {
 		return rt.Status.Retry != nil && rt.Status.Retry.Attempt == 2
@@ -224,13 +241,13 @@ func TestRetryRecordSurvivesManagerRestart(t *testing.T) {
 }
 
 // TestExhaustionIsVisibleAndRecoveryClearsIt: a step that keeps failing ends Failed with the
-// RetriesExhausted reason, a Warning event and a runtime_failed series; a manual retry that
+// RetriesExhausted reason, a Warning event and a failed series; a manual retry that
 // succeeds leaves Failed and removes the series.
 func TestExhaustionIsVisibleAndRecoveryClearsIt(t *testing.T) {
 	w := newWorld()
 	w.setFailing("exhaust", true)
 	reg := prometheus.NewRegistry()
-	stop := startManager(t, w, fsm.NewMetrics(reg))
+	stop := startManager(t, w, reg)
 	defer stop()
 	newRuntime(t, "exhaust")
 
@@ -259,8 +276,8 @@ func TestExhaustionIsVisibleAndRecoveryClearsIt(t *testing.T) {
 	if err != nil {
 		t.Errorf("no Warning event RetriesExhausted: %v", err)
 	}
-	if got := gauge(t, reg, "infrastructure_manager_runtime_failed", "id-exhaust"); got != 1 {
-		t.Errorf("runtime_failed series: got %v, want 1", got)
+	if got := gauge(t, reg, "example_object_failed", "id-exhaust"); got != 1 {
+		t.Errorf("failed series: got %v, want 1", got)
 	}
 
 	w.setFailing("exhaust", false)
@@ -271,13 +288,13 @@ func TestExhaustionIsVisibleAndRecoveryClearsIt(t *testing.T) {
 	waitFor(t, "exhaust", 30*time.Second, "Ready after the manual retry", func(rt *infrav1.Runtime) bool {
 		return rt.Status.State == infrav1.StateReady && rt.Status.RetryRequestedAt == rt.Annotations[infrav1.RetryRequestedAtAnnotation]
 	})
-	if got := gauge(t, reg, "infrastructure_manager_runtime_failed", "id-exhaust"); got != -1 {
-		t.Errorf("runtime_failed series after recovery: got %v, want it gone", got)
+	if got := gauge(t, reg, "example_object_failed", "id-exhaust"); got != -1 {
+		t.Errorf("failed series after recovery: got %v, want it gone", got)
 	}
 }
 
-// gauge returns the value of the series of a metric with the runtime id, or -1 when none exists.
-func gauge(t *testing.T, reg *prometheus.Registry, name, runtimeID string) float64 {
+// gauge returns the value of the series of a metric with the object's id, or -1 when none exists.
+func gauge(t *testing.T, reg *prometheus.Registry, name, id string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
@@ -289,7 +306,7 @@ func gauge(t *testing.T, reg *prometheus.Registry, name, runtimeID string) float
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "runtime_id" && l.GetValue() == runtimeID {
+				if l.GetName() == "id" && l.GetValue() == id {
 					return m.GetGauge().GetValue()
 				}
 			}
