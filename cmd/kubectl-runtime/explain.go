@@ -133,7 +133,7 @@ func explainRetrying(rt *infrav1.Runtime, now time.Time, retryCmd string) explan
 	e := explanation{
 		headline: "retrying a failed step",
 		now: fmt.Sprintf("Step %s failed %s, last %s, with %s: %s.",
-			describeStep(rec.Step), times(rec.Attempt), since(now, rec.LastFailure), classWords(rec), rec.Message),
+			describeStep(rec.Step), times(rec.Attempt), since(now, rec.LastFailure), classWords(rec), detail(rec)),
 		next: fmt.Sprintf("Attempt %d of %d runs %s (%s).", rec.Attempt+1, rec.Limit, until(now, rec.NextRetryAt), stamp(rec.NextRetryAt)),
 		you:  "Wait: the manager retries with backoff by itself. If you have removed the cause, retry at once with a fresh budget: " + retryCmd + ".",
 	}
@@ -165,7 +165,7 @@ func explainFailed(rt *infrav1.Runtime, now time.Time, retryCmd, statusCmd strin
 		return explanation{
 			headline: "Failed: it needs a change from a person",
 			now: fmt.Sprintf("Step %s hit an error that retrying does not fix, %s: %s. The alert RuntimeFailedUserError (warning, dev team) fires for it.",
-				describeStep(rec.Step), rec.Reason, rec.Message),
+				describeStep(rec.Step), rec.Reason, detail(rec)),
 			next: probe + " A change of the Runtime's spec starts it over at once.",
 			you: "Correct the Runtime's spec, or what it refers to (credentials binding, landscape configuration), as the message says; see docs/runbooks/RuntimeFailedUserError.md. " +
 				"After a fix outside the spec, " + retryCmd + ".",
@@ -183,7 +183,7 @@ func explainFailed(rt *infrav1.Runtime, now time.Time, retryCmd, statusCmd strin
 		return explanation{
 			headline: "Failed: its retries are exhausted",
 			now: fmt.Sprintf("Step %s failed %s, its whole budget of %d, with %s: %s. The alert RuntimeRetriesExhausted (critical, on-call and dev team) fires for it.",
-				describeStep(rec.Step), times(rec.Attempt), rec.Limit, classWords(rec), rec.Message),
+				describeStep(rec.Step), times(rec.Attempt), rec.Limit, classWords(rec), detail(rec)),
 			next: probe,
 			you:  "Remove the cause (docs/runbooks/RuntimeRetriesExhausted.md says how for each reason), then " + retryCmd + " for a fresh budget.",
 		}
@@ -253,4 +253,10 @@ func times(n int32) string {
 		return "twice"
 	}
 	return fmt.Sprintf("%d times", n)
+}
+
+// detail is the retry record's message without the reason the engine puts in front of it, which
+// the sentence around it names already.
+func detail(rec *infrav1.RetryStatus) string {
+	return strings.TrimPrefix(rec.Message, rec.Reason+": ")
 }

@@ -56,7 +56,8 @@ func ready(status metav1.ConditionStatus, reason, msg string, since time.Duratio
 	return []metav1.Condition{{Type: infrav1.ConditionReady, Status: status, Reason: reason, Message: msg, LastTransitionTime: at(since)}}
 }
 
-const quotaMessage = "shoot garden-kyma/c-quota: Create failed [ERR_INFRA_QUOTA_EXCEEDED]: " +
+// quotaMessage is a retry record's message as the engine writes it: the reason, then the error.
+const quotaMessage = "InfraQuotaExceeded: shoot garden-kyma/c-quota: Create failed [ERR_INFRA_QUOTA_EXCEEDED]: " +
 	"Service Quotas: the maximum number of VPCs has been reached in region eu-central-1"
 
 func quotaGardener() *infrav1.GardenerStatus {
@@ -128,9 +129,9 @@ func fixtures() []fixture {
 		{name: "failed-user-error", status: infrav1.RuntimeStatus{EngineStatus: infrav1.EngineStatus{
 			State: infrav1.StateFailed, Step: step(runtimectrl.StepApplyShoot, -30*time.Minute, nil),
 			Conditions: ready(metav1.ConditionFalse, infrav1.ReasonUserActionRequired,
-				"Step ApplyShoot failed and needs the user to act: create shoot c-user: the secret binding \"hyperscaler secret\" does not exist", -30*time.Minute),
+				"Step ApplyShoot failed and needs the user to act: SecretBindingNotFound: create shoot c-user: the secret binding \"hyperscaler secret\" does not exist", -30*time.Minute),
 			Retry: &infrav1.RetryStatus{Step: runtimectrl.StepApplyShoot, Attempt: 0, Limit: 10, Class: "Terminal",
-				Reason: "SecretBindingNotFound", Message: "create shoot c-user: the secret binding \"hyperscaler secret\" does not exist",
+				Reason: "SecretBindingNotFound", Message: "SecretBindingNotFound: create shoot c-user: the secret binding \"hyperscaler secret\" does not exist",
 				FirstFailure: at(-30 * time.Minute), LastFailure: at(-30 * time.Minute), NextRetryAt: atp(30 * time.Minute)},
 		}}},
 		{name: "failed-timeout", status: infrav1.RuntimeStatus{
