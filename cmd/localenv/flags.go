@@ -72,7 +72,7 @@ Runs Infrastructure Manager locally, from the repository root:
   3. Prometheus (scraping the manager every 5s, rules of config/prometheus/rules.yaml) and
      Alertmanager (config/alertmanager/alertmanager.yaml, its webhooks sent to a receiver in this
      program that prints "ALERT <name> firing|resolved -> <receiver>"), where they are installed
-     (bash hack/alerting/test.sh installs them);
+     (make monitoring-tools builds them into bin/monitoring; make run does so first);
   4. the manager, in this process, logging to <work-dir>/manager.log;
   5. then it creates every object of --samples/*.yaml and prints one line per change of a Runtime
      (TIME NAME STATE STEP ATTEMPT/LIMIT NEXT-RETRY REASON/MESSAGE), and a summary line when all

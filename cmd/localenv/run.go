@@ -278,7 +278,7 @@ func (e *env) startMonitoring(ctx context.Context) error {
 	}
 	prom, am := localenv.FindMonitoring()
 	if prom == "" {
-		e.out.Line("Monitoring: Prometheus and Alertmanager are not installed, skipped (install them with: bash hack/alerting/test.sh).")
+		e.out.Line("Monitoring: Prometheus and Alertmanager are not installed, skipped (build them with: make monitoring-tools).")
 		return nil
 	}
 	receiverAddr := ""
@@ -315,7 +315,7 @@ func (e *env) startMonitoring(ctx context.Context) error {
 	if m.AlertmanagerURL != "" {
 		e.out.Linef("Monitoring: Alertmanager %s; its notifications print here as ALERT lines.", m.AlertmanagerURL)
 	} else {
-		e.out.Line("Monitoring: Alertmanager is not installed, so no notifications (install it with: bash hack/alerting/test.sh).")
+		e.out.Line("Monitoring: Alertmanager is not installed, so no notifications (build it with: make monitoring-tools).")
 	}
 	return nil
 }
