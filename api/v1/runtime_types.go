@@ -76,7 +76,7 @@ const (
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
 // +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.status.step.name`
 // +kubebuilder:printcolumn:name="Attempt",type=integer,JSONPath=`.status.retry.attempt`
-// +kubebuilder:printcolumn:name="Next Retry",type=date,JSONPath=`.status.retry.nextRetryAt`
+// +kubebuilder:printcolumn:name="Next Retry",type=string,JSONPath=`.status.retry.nextRetryAt`,description="When the failing step runs again (a date column would show a time ahead as <invalid>)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Runtime struct {
 	metav1.TypeMeta   `json:",inline"`
