@@ -87,6 +87,7 @@ func TestConceptsWalkthrough(t *testing.T) {
 	w.retrying(t, "02-backoff", 2)
 	failed := w.exhausted(t)
 	w.paged(t)
+	w.pluginWhilePaged(t)
 	requested := w.manualRetry(t, failed)
 	w.ready(t)
 	w.resolved(t, requested)
