@@ -134,7 +134,7 @@ type ImageRegistryCache struct {
 // RegistryCacheConfigSpec configures one registry cache, with the field names of the
 // registry-cache extension.
 type RegistryCacheConfigSpec struct {
-	// Upstream is the registry host to cache, such as ghcr.io.
+	// Upstream is the host name of the registry to cache.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Upstream string `json:"upstream"`
