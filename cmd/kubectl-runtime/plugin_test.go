@@ -639,3 +639,36 @@ func TestPhaseOf(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainRetryClasses covers the retry records the fixtures do not show: a write conflict,
+// which spends no attempt, and a throttling reply.
+func TestExplainRetryClasses(t *testing.T) {
+	tests := []struct {
+		name     string // what failed
+		rec      infrav1.RetryStatus
+		wantNow  string // a fragment of what explain says now
+		wantNext string // a fragment of what it says comes next
+	}{
+		{"conflict", infrav1.RetryStatus{Step: runtimectrl.StepApplyShoot, Attempt: 0, Limit: 10, Class: "Conflict", Reason: "Conflict",
+			Message: "Conflict: the object has been modified", LastFailure: at(-time.Second), NextRetryAt: atp(time.Second)},
+			"failed without spending an attempt, last 1s ago, with a write conflict (Conflict): the object has been modified.",
+			"Write conflicts are retried at once and spend no attempt until they persist."},
+		{"throttled", infrav1.RetryStatus{Step: runtimectrl.StepApplyShoot, Attempt: 2, Limit: 10, Class: "Throttled", Reason: "GardenerThrottled",
+			Message: "GardenerThrottled: too many requests", LastFailure: at(-time.Minute), NextRetryAt: atp(30 * time.Second)},
+			"failed twice, last 60s ago, with a throttling reply (GardenerThrottled): Gardener asked to slow down: too many requests.",
+			"Attempt 3 of 10 runs in 30s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &infrav1.Runtime{}
+			rt.Name, rt.Namespace = "x", ns
+			rt.Status.State = infrav1.StatePending
+			rt.Status.Step = step(runtimectrl.StepApplyShoot, -time.Minute, nil)
+			rt.Status.Retry = &tt.rec
+			e := explain(rt, nil, t0)
+			if e.headline != "retrying a failed step" || !strings.Contains(e.now, tt.wantNow) || !strings.Contains(e.next, tt.wantNext) {
+				t.Errorf("explain = %+v\nwant now containing %q and next containing %q", e, tt.wantNow, tt.wantNext)
+			}
+		})
+	}
+}
