@@ -91,17 +91,13 @@ func runtimeAlerts(ctx context.Context, base string, rt *infrav1.Runtime) ([]ale
 }
 
 func describeAlerts(w io.Writer, now time.Time, alerts []alertReport) {
-	if len(alerts) == 0 {
-		fmt.Fprintln(w, "Alerts:\tnone pending or firing for this Runtime")
-		return
-	}
-	fmt.Fprintln(w, "Alerts:")
-	fmt.Fprintln(w, "  NAME\tSTATE\tSEVERITY\tSINCE\tSUMMARY")
+	rows := make([][]string, 0, len(alerts))
 	for _, a := range alerts {
 		summary := a.Summary
 		if a.Platform {
 			summary = "(every Runtime) " + summary
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", a.Name, a.State, orDash(a.Severity), since(now, a.Since), oneLine(summary, 120))
+		rows = append(rows, []string{a.Name, a.State, orDash(a.Severity), since(now, a.Since), oneLine(summary, 120)})
 	}
+	table(w, "Alerts", "none pending or firing for this Runtime", []string{"NAME", "STATE", "SEVERITY", "SINCE", "SUMMARY"}, rows)
 }

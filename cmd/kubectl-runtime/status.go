@@ -240,28 +240,38 @@ func (r *root) describe(rep *report) error {
 
 type fieldFunc func(indent int, name, format string, args ...any)
 
-func describeConditions(w io.Writer, now time.Time, conditions []metav1.Condition) {
-	if len(conditions) == 0 {
-		fmt.Fprintln(w, "Conditions:\tnone")
+// table prints a titled table, indented under its title, or the title and none when it has no
+// rows.
+func table(w io.Writer, title, none string, header []string, rows [][]string) {
+	if len(rows) == 0 {
+		fmt.Fprintf(w, "%s:\t%s\n", title, none)
 		return
 	}
-	fmt.Fprintln(w, "Conditions:")
-	fmt.Fprintln(w, "  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE")
-	for _, c := range conditions {
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, since(now, c.LastTransitionTime), oneLine(c.Message, 120))
+	fmt.Fprintf(w, "%s:\n", title)
+	for _, row := range append([][]string{header}, rows...) {
+		fmt.Fprintf(w, "  %s\n", strings.Join(row, "\t"))
 	}
 }
 
+func describeConditions(w io.Writer, now time.Time, conditions []metav1.Condition) {
+	rows := make([][]string, 0, len(conditions))
+	for _, c := range conditions {
+		rows = append(rows, []string{c.Type, string(c.Status), c.Reason, since(now, c.LastTransitionTime), oneLine(c.Message, 120)})
+	}
+	table(w, "Conditions", "none", []string{"TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"}, rows)
+}
+
 func describeEvents(w io.Writer, now time.Time, events []eventReport) {
-	if len(events) == 0 {
-		fmt.Fprintln(w, "Events:\tnone (Events expire an hour after they were last seen)")
-		return
-	}
-	fmt.Fprintln(w, "Events (the step history, oldest first):")
-	fmt.Fprintln(w, "  LAST SEEN\tTYPE\tREASON\tCOUNT\tMESSAGE")
+	rows := make([][]string, 0, len(events))
 	for _, e := range events {
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%d\t%s\n", since(now, e.Time), e.Type, e.Reason, e.Count, oneLine(e.Message, 120))
+		rows = append(rows, []string{since(now, e.Time), e.Type, e.Reason, fmt.Sprint(e.Count), oneLine(e.Message, 120)})
 	}
+	title := "Events (the step history, oldest first)"
+	if len(rows) == 0 {
+		title = "Events"
+	}
+	table(w, title, "none (Events expire an hour after they were last seen)",
+		[]string{"LAST SEEN", "TYPE", "REASON", "COUNT", "MESSAGE"}, rows)
 }
 
 func describeRetry(field fieldFunc, now time.Time, rec *infrav1.RetryStatus) {
