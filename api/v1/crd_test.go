@@ -39,9 +39,14 @@ func TestPrinterColumns(t *testing.T) {
 			if err := c.Get(t.Context(), types.NamespacedName{Name: tc.crd}, crd); err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]string{}
+			got, types := map[string]string{}, map[string]string{}
 			for _, col := range crd.Spec.Versions[0].AdditionalPrinterColumns {
-				got[col.Name] = col.JSONPath
+				got[col.Name], types[col.Name] = col.JSONPath, col.Type
+			}
+			// A date column renders a time ahead of now as <invalid>: the next retry is shown as
+			// the time itself.
+			if _, ok := tc.columns["Next Retry"]; ok && types["Next Retry"] != "string" {
+				t.Errorf("column Next Retry has type %q, want string", types["Next Retry"])
 			}
 			for name, path := range tc.columns {
 				if got[name] != path {
