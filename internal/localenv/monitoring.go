@@ -24,7 +24,13 @@ const MonitoringDir = "bin/monitoring"
 // bin/monitoring under the working directory (localenv runs from the repository root), and the
 // one on PATH (Debian installs them as /usr/bin/prometheus and /usr/bin/prometheus-alertmanager).
 func FindMonitoring() (prometheus, alertmanager string) {
-	return findMonitoring(".", os.Getenv, exec.LookPath)
+	return FindMonitoringIn(".")
+}
+
+// FindMonitoringIn is FindMonitoring for the repository at root, for callers that run elsewhere
+// (the end-to-end tests).
+func FindMonitoringIn(root string) (prometheus, alertmanager string) {
+	return findMonitoring(root, os.Getenv, exec.LookPath)
 }
 
 // findMonitoring is FindMonitoring with the repository root, the environment and the PATH lookup

@@ -629,13 +629,7 @@ func ensureManager(t *testing.T) {
 	default:
 		return
 	}
-	o := manager.DefaultOptions()
-	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, sys.metricsAddr, "0", 4, true
-	o.MetricsSecure = false
-	o.Policy = walkthroughPolicy()
-	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
-	o.CircuitThreshold, o.CircuitCooldown = circuitThreshold, circuitCooldown
-	mgr, err := manager.New(sys.env.Config, sys.sim.RESTConfig(), o)
+	mgr, err := manager.New(sys.env.Config, sys.sim.RESTConfig(), managerOptions(sys.metricsAddr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -671,11 +665,6 @@ func monitoringVersions(t *testing.T) string {
 		b.WriteString(strings.TrimSpace(first) + "\n")
 	}
 	return b.String()
-}
-
-// walkthroughPolicy is the retry policy of every step of the suite's manager (startManager).
-func walkthroughPolicy() retry.Policy {
-	return retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: attempts, Jitter: 0.5}
 }
 
 // waitForNoInhibition waits until Prometheus scrapes the manager and neither alert that mutes
@@ -817,7 +806,7 @@ type conceptsData struct {
 func newConceptsData() (conceptsData, error) {
 	o := manager.DefaultOptions()
 	d := conceptsData{Policy: o.Policy, Probe: o.ProbeInterval, ShootCreateDeadline: o.ShootCreateDeadline, TimeScale: timeScale,
-		TestPolicy: walkthroughPolicy()}
+		TestPolicy: testPolicy()}
 	for n := int32(1); n < d.Policy.MaxAttempts; n++ {
 		d.Delays = append(d.Delays, d.Policy.Ceiling(n))
 		d.MinWait += d.Policy.Delay(n, 0)

@@ -8,6 +8,6 @@
 // kubeconfigs and tokens the run issued. Prometheus and Alertmanager are the binaries that the
 // environment variables PROMETHEUS and ALERTMANAGER name, else the builds of 'make
 // monitoring-tools' in bin/monitoring (Prometheus 3, Alertmanager 0.35; make test-go builds them
-// and sets the variables), else the Debian packages' /usr/bin/prometheus and
-// /usr/bin/prometheus-alertmanager. The test is skipped with -short.
+// and sets the variables), else the ones on PATH (the Debian packages'). The test is skipped
+// with -short.
 package e2e

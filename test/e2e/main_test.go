@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
@@ -140,33 +141,29 @@ func run(m *testing.M) int {
 	return code
 }
 
-// monitoringBinaries returns the Prometheus and Alertmanager binaries the end-to-end tests run.
-// Each is the file that the environment variable PROMETHEUS or ALERTMANAGER names (make test-go
-// sets them); without the variable, the build of 'make monitoring-tools' in bin/monitoring of the
-// repository (Prometheus 3 and Alertmanager 0.35 at the Makefile's versions); without that, the
-// Debian package's /usr/bin/prometheus or /usr/bin/prometheus-alertmanager. A variable that names
-// no file is an error rather than a reason to take another binary. Every test of the package that
-// needs Prometheus or Alertmanager gets them from here.
+// monitoringBinaries returns the Prometheus and Alertmanager binaries the end-to-end tests run,
+// found as `make run` finds them (localenv.FindMonitoringIn): the file that PROMETHEUS or
+// ALERTMANAGER names (make test-go sets them), else the build of 'make monitoring-tools' in the
+// repository's bin/monitoring, else the one on PATH (the Debian packages'). A variable that names
+// no file is an error here rather than a reason to take another binary. Every test of the
+// package that needs Prometheus or Alertmanager gets them from here.
 func monitoringBinaries() (prometheus, alertmanager string, err error) {
-	find := func(env, built, debian string) (string, error) {
+	var errs []error
+	for _, env := range []string{"PROMETHEUS", "ALERTMANAGER"} {
 		if p := os.Getenv(env); p != "" {
 			if _, err := os.Stat(p); err != nil {
-				return "", fmt.Errorf("%s=%s: %w", env, p, err)
-			}
-			return p, nil
-		}
-		candidates := []string{filepath.Join(testenv.RepoRoot(), "bin", "monitoring", built), debian}
-		for _, p := range candidates {
-			if _, err := os.Stat(p); err == nil {
-				return p, nil
+				errs = append(errs, fmt.Errorf("%s=%s: %w", env, p, err))
 			}
 		}
-		return "", fmt.Errorf("no %s: none of %s exists; build it with 'make monitoring-tools' "+
-			"(make test-go and make test do), or name it in $%s", built, strings.Join(candidates, ", "), env)
 	}
-	prometheus, promErr := find("PROMETHEUS", "prometheus", "/usr/bin/prometheus")
-	alertmanager, amErr := find("ALERTMANAGER", "alertmanager", "/usr/bin/prometheus-alertmanager")
-	return prometheus, alertmanager, errors.Join(promErr, amErr)
+	prometheus, alertmanager = localenv.FindMonitoringIn(testenv.RepoRoot())
+	for name, p := range map[string]string{"prometheus": prometheus, "alertmanager": alertmanager} {
+		if p == "" {
+			errs = append(errs, fmt.Errorf("no %s in $%s, %s or on PATH: build it with 'make monitoring-tools' (make test-go and make test do)",
+				name, strings.ToUpper(name), filepath.Join(testenv.RepoRoot(), localenv.MonitoringDir)))
+		}
+	}
+	return prometheus, alertmanager, errors.Join(errs...)
 }
 
 // start boots the stack in order: the webhooks, the control plane, the simulator, the manager,
@@ -245,14 +242,7 @@ func (s *stack) startManager(ctx context.Context) error {
 	if s.metricsAddr, err = freeAddr(); err != nil {
 		return err
 	}
-	o := manager.DefaultOptions()
-	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, s.metricsAddr, "0", 4, true
-	// The test's Prometheus scrapes plain HTTP (test/deploy checks the shipped HTTPS endpoint).
-	o.MetricsSecure = false
-	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: attempts, Jitter: 0.5}
-	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
-	o.CircuitThreshold, o.CircuitCooldown = circuitThreshold, circuitCooldown
-	mgr, err := manager.New(s.env.Config, s.sim.RESTConfig(), o)
+	mgr, err := manager.New(s.env.Config, s.sim.RESTConfig(), managerOptions(s.metricsAddr))
 	if err != nil {
 		return err
 	}
@@ -274,6 +264,25 @@ func (s *stack) startManager(ctx context.Context) error {
 		return fmt.Errorf("manager metrics: %w", err)
 	}
 	return nil
+}
+
+// testPolicy is the retry policy of every step in the suite: short delays and few attempts, so
+// that a runtime is exhausted within seconds.
+func testPolicy() retry.Policy {
+	return retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: attempts, Jitter: 0.5}
+}
+
+// managerOptions are the options of every manager the suite starts, serving metrics on
+// metricsAddr.
+func managerOptions(metricsAddr string) manager.Options {
+	o := manager.DefaultOptions()
+	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, metricsAddr, "0", 4, true
+	// The test's Prometheus scrapes plain HTTP (test/deploy checks the shipped HTTPS endpoint).
+	o.MetricsSecure = false
+	o.Policy = testPolicy()
+	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
+	o.CircuitThreshold, o.CircuitCooldown = circuitThreshold, circuitCooldown
+	return o
 }
 
 // stopManager stops the manager and waits until it has ended; its metrics endpoint goes with it.
