@@ -397,7 +397,7 @@ func FuzzObserve(f *testing.F) {
 	})
 }
 
-// lifecycleRule is a rule of a Gardener simulator scenario (config/gardensim/scenarios): how
+// lifecycleRule is a rule of a Gardener simulator scenario (pkg/gardensim/data/scenarios): how
 // the simulated Gardener ends shoot operations.
 type lifecycleRule struct {
 	// Description is the scenario's description.

@@ -41,4 +41,9 @@
 // Rules change at run time through SetFaults, SetLifecycleRules,
 // SetRegionReady, SetExtensionRegistered and ApplyScenario or the admin HTTP
 // API (AdminURL); Stop ends every process it started.
+//
+// What the simulator serves is data of its own, embedded from the packages
+// under data (crd, crd/shoot, cloudprofiles, controllerregistrations,
+// scenarios), so that it starts from any working directory; config/ holds
+// only the manifests of Infrastructure Manager itself.
 package gardensim

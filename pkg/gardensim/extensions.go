@@ -10,8 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/runtime-ops/infrastructure-manager/config/gardensim/controllerregistrations"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admin"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/controllerregistrations"
 )
 
 // createControllerRegistrations writes the simulator's

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/runtime-ops/infrastructure-manager/config/gardensim/crd"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/crd"
 )
 
 // ProjectNamespace is the namespace of a Gardener project's shoots.

@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/runtime-ops/infrastructure-manager/config/gardensim/cloudprofiles"
-	"github.com/runtime-ops/infrastructure-manager/config/gardensim/controllerregistrations"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admin"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/cloudprofiles"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/controllerregistrations"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"

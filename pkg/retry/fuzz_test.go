@@ -80,7 +80,7 @@ var unmarkedReasons = []string{
 	ReasonExpired, ReasonNotAcceptable, ReasonUnsupportedMediaType, ReasonStoreReadError,
 }
 
-// scenario is the part of a Gardener simulator scenario (config/gardensim/scenarios) that
+// scenario is the part of a Gardener simulator scenario (pkg/gardensim/data/scenarios) that
 // seeds the fuzz targets: the API statuses its faults answer with and the outcomes of its shoot
 // operations.
 type scenario struct {

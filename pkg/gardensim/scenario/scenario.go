@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/runtime-ops/infrastructure-manager/config/gardensim/scenarios"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/scenarios"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
 )

@@ -11,8 +11,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/runtime-ops/infrastructure-manager/config/gardensim/crd"
-	shootcrd "github.com/runtime-ops/infrastructure-manager/config/gardensim/crd/shoot"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/crd"
+	shootcrd "github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/crd/shoot"
 )
 
 // adminGroups are the groups of the admin credentials, as in Gardener's

@@ -6,7 +6,8 @@
 // every shoot points at one API server, which keeps thousands of shoots
 // affordable for benchmarks. Every API server trusts its own client CA,
 // which mints the short-lived admin credentials that adminkubeconfig
-// requests hand out. Every API server serves the CRDs of config/gardensim/crd/shoot
-// before it counts as ready, as if Gardener's extensions that bring them
-// (shoot-oidc-service: OpenIDConnect) were enabled for every shoot.
+// requests hand out. Every API server serves the CRDs of
+// pkg/gardensim/data/crd/shoot before it counts as ready, as if Gardener's
+// extensions that bring them (shoot-oidc-service: OpenIDConnect) were enabled
+// for every shoot.
 package shootcluster

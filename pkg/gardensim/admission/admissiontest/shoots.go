@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
-	"github.com/runtime-ops/infrastructure-manager/config/gardensim/cloudprofiles"
-	"github.com/runtime-ops/infrastructure-manager/config/gardensim/controllerregistrations"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/cloudprofiles"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/controllerregistrations"
 )
 
 // Providers are the provider types ValidShoot knows.
