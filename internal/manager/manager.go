@@ -373,7 +373,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		gcWorkers = o.Workers
 	}
 	err = gardenercluster.Setup(mgr, gardenercluster.Config{
-		Client: mgr.GetClient(), Garden: gardenCluster.GetClient(), GardenNamespace: ns,
+		Client: mgr.GetClient(), Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenCluster.GetClient(), Namespace: ns},
 		Lifetime: o.KubeconfigLifetime, RotateAfter: o.RotateAfter, Policy: o.Policy,
 		ReconcileTimeout: o.GardenerClusterReconcileTimeout,
 	}, gcWorkers, engineOpts...)

@@ -45,6 +45,9 @@ func DoneUntil(d time.Duration) Outcome { return Outcome{kind: kindDone, poll: d
 // Fail reports an error. The engine classifies it and decides whether and when to retry.
 func Fail(err error) Outcome { return Outcome{kind: kindFail, err: err} }
 
+// Err is the error of an outcome that failed, nil for any other.
+func (o Outcome) Err() error { return o.err }
+
 // String describes the outcome for transcripts and logs.
 func (o Outcome) String() string {
 	switch o.kind {

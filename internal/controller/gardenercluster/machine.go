@@ -30,10 +30,8 @@ const (
 type Config struct {
 	// Client reaches the cluster the GardenerClusters and Secrets live in.
 	Client client.Client
-	// Garden reaches the Gardener project.
-	Garden client.Client
-	// GardenNamespace is the project namespace, garden-<project>.
-	GardenNamespace string
+	// Kubeconfigs issues the shoots' admin kubeconfigs: GardenKubeconfigs in the manager.
+	Kubeconfigs Kubeconfigs
 	// Lifetime is the expiration the controller asks for (default 24h).
 	Lifetime time.Duration
 	// RotateAfter is the fraction of the lifetime after which the kubeconfig is rotated

@@ -6,14 +6,11 @@ import (
 	"sync"
 	"time"
 
-	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
-	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -66,7 +63,7 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 		k.publish(gc, cur.expires)
 		return fsm.DoneUntil(rotateAt.Sub(now))
 	}
-	kubeconfig, expires, err := k.request(ctx, gc.Spec.Shoot.Name)
+	kubeconfig, expires, err := k.Kubeconfigs.AdminKubeconfig(ctx, gc.Spec.Shoot.Name, k.Lifetime)
 	if err != nil {
 		// The stored kubeconfig, if any, stays: a failed rotation never empties the Secret.
 		return fsm.Fail(err)
@@ -137,22 +134,6 @@ func readStored(secret *corev1.Secret, key string) stored {
 		return stored{} // unknown age: rotate
 	}
 	return stored{present: true, issued: issued, expires: expires}
-}
-
-// request asks Gardener for a new admin kubeconfig.
-func (k kubeconfigs) request(ctx context.Context, shootName string) ([]byte, time.Time, error) {
-	shoot := &gardencorev1beta1.Shoot{}
-	shoot.Name, shoot.Namespace = shootName, k.GardenNamespace
-	req := &authenticationv1alpha1.AdminKubeconfigRequest{
-		Spec: authenticationv1alpha1.AdminKubeconfigRequestSpec{ExpirationSeconds: ptr.To(int64(k.Lifetime.Seconds()))},
-	}
-	if err := k.Garden.SubResource("adminkubeconfig").Create(ctx, shoot, req); err != nil {
-		return nil, time.Time{}, fmt.Errorf("request admin kubeconfig of shoot %s: %w", shootName, err)
-	}
-	if len(req.Status.Kubeconfig) == 0 {
-		return nil, time.Time{}, fmt.Errorf("admin kubeconfig of shoot %s: the reply holds no kubeconfig", shootName)
-	}
-	return req.Status.Kubeconfig, req.Status.ExpirationTimestamp.Time, nil
 }
 
 // store writes the kubeconfig and its age into the Secret, creating it when missing.

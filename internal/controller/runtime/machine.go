@@ -1,11 +1,9 @@
 package runtime
 
 import (
-	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
@@ -63,15 +61,12 @@ const (
 	StepRemoveFinalizer       = "RemoveFinalizer"
 )
 
-// ClientFunc returns a client for a runtime's own cluster from its admin kubeconfig.
-type ClientFunc func(ctx context.Context, kubeconfig []byte) (client.Client, error)
-
 // Config holds what the steps need; NewMachine fills the defaults.
 type Config struct {
 	// Client reaches the cluster the Runtimes live in.
-	Client client.Client
+	Client Objects
 	// Garden reaches the Gardener project; it is rate limited and watched.
-	Garden client.Client
+	Garden Objects
 	// GardenNamespace is the project namespace, garden-<project>.
 	GardenNamespace string
 	// Convert holds the defaults of the Runtime to Shoot conversion.
@@ -79,8 +74,9 @@ type Config struct {
 	// ACLConfigMap is the landscape's ConfigMap with the operators' and the control plane's
 	// addresses, which every API server access list includes; an empty name turns ACLs off.
 	ACLConfigMap types.NamespacedName
-	// RuntimeClient connects to a runtime's cluster.
-	RuntimeClient ClientFunc
+	// Clusters connects to the runtimes' own clusters; Setup defaults it to KubeconfigClusters
+	// over Client.
+	Clusters RuntimeClusters
 	// Policy is the retry policy of every step.
 	Policy retry.Policy
 	// ShootCreateDeadline bounds how long a shoot may take to become ready.

@@ -83,7 +83,7 @@ func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot) (*cor
 }
 
 // applyProvisioningInfo writes the kyma-provisioning-info ConfigMap into the runtime cluster.
-func (s steps) applyProvisioningInfo(ctx context.Context, c client.Client, rt *infrav1.Runtime) error {
+func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1.Runtime) error {
 	shoot, err := s.currentShoot(ctx, rt)
 	if err != nil {
 		return err

@@ -39,8 +39,8 @@ const (
 // Setup registers the Runtime controller with the manager. Shoots are watched in the garden
 // project, so a waiting step wakes when its shoot changes instead of polling at fixed intervals.
 func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, opts ...fsm.Option) error {
-	if cfg.RuntimeClient == nil {
-		cfg.RuntimeClient = KubeconfigClient
+	if cfg.Clusters == nil {
+		cfg.Clusters = KubeconfigClusters{Secrets: cfg.Client}
 	}
 	s := steps{cfg}
 	series, err := runtimeMetrics()

@@ -73,7 +73,7 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		}
 	}
 	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fsm.Fail(shootWriteError(shoot.Name, err))
+		return fsm.Fail(ShootWriteError(shoot.Name, err))
 	}
 	return fsm.Next(StepWaitForShoot)
 }
@@ -123,14 +123,14 @@ func labelForRuntime(obj client.Object, rt *infrav1.Runtime) {
 	obj.SetLabels(labels)
 }
 
-// shootWriteError wraps the error of a shoot write. Gardener's admission plugins refuse a shoot
+// ShootWriteError wraps the error of a shoot write. Gardener's admission plugins refuse a shoot
 // they will never accept (a machine type or version the cloud profile does not offer, a
 // missing reference) with 403 Forbidden, which in general may pass; on a write of the shoot,
 // whose permission the manager needs for everything else too, it only passes when someone
 // changes the Runtime or the landscape, so it is a terminal error: the Runtime fails at once
 // with Gardener's message instead of retrying it into exhaustion. Gardener's validation errors
 // (422) are terminal anyway.
-func shootWriteError(name string, err error) error {
+func ShootWriteError(name string, err error) error {
 	err = fmt.Errorf("apply shoot %s: %w", name, err)
 	if apierrors.IsForbidden(err) {
 		return retry.Terminal(ReasonShootRefused, err)
@@ -191,7 +191,7 @@ func (s steps) removeWorkers(ctx context.Context, current *gardencorev1beta1.Sho
 	// records this update as usual.
 	shoot.ManagedFields = nil
 	if err := s.Garden.Update(ctx, shoot, client.FieldOwner(FieldOwner)); err != nil {
-		return shootWriteError(shoot.Name, fmt.Errorf("remove worker pools %v: %w", drop, err))
+		return ShootWriteError(shoot.Name, fmt.Errorf("remove worker pools %v: %w", drop, err))
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ const KymaNamespace = "kyma-system"
 // cluster-admin binding per administrator, and the kyma-provisioning-info ConfigMap. Bindings the controller manages but the spec no
 // longer lists are removed; bindings anyone else made are left alone.
 func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
-	c, err := s.runtimeCluster(ctx, rt)
+	c, err := s.Clusters.Connect(ctx, rt)
 	if err != nil {
 		return fsm.Fail(err)
 	}
@@ -48,7 +48,7 @@ var upstreamAdminLabels = client.MatchingLabels{"app": "kyma", LabelUpstreamReco
 // reconcileAdministrators makes the managed cluster-admin bindings match the administrators.
 // Bindings upstream created for an administrator are managed too: one that still grants a
 // listed administrator cluster-admin stands for that administrator, any other one is removed.
-func reconcileAdministrators(ctx context.Context, c client.Client, admins []string) error {
+func reconcileAdministrators(ctx context.Context, c Objects, admins []string) error {
 	want := map[string]string{}
 	for _, a := range admins {
 		want[adminBindingName(a)] = a

@@ -24,7 +24,7 @@ const ReasonOIDCServiceUnavailable = "OIDCServiceUnavailable"
 // It applies one resource per provider and deletes the ones it applied before that the spec no
 // longer lists; OpenIDConnects anyone else created are left alone.
 func (s steps) configureOIDC(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
-	c, err := s.runtimeCluster(ctx, rt)
+	c, err := s.Clusters.Connect(ctx, rt)
 	if err != nil {
 		return fsm.Fail(err)
 	}
@@ -36,7 +36,7 @@ func (s steps) configureOIDC(ctx context.Context, rt *infrav1.Runtime) fsm.Outco
 }
 
 // listOpenIDConnects lists the runtime cluster's OpenIDConnects with the given labels.
-func listOpenIDConnects(ctx context.Context, c client.Client, labels client.MatchingLabels) ([]unstructured.Unstructured, error) {
+func listOpenIDConnects(ctx context.Context, c Objects, labels client.MatchingLabels) ([]unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind(gardener.OpenIDConnectGVK.Kind + "List"))
 	if err := c.List(ctx, list, labels); err != nil {
@@ -47,7 +47,7 @@ func listOpenIDConnects(ctx context.Context, c client.Client, labels client.Matc
 
 // reconcileOpenIDConnects makes the managed OpenIDConnects match want. The ones upstream
 // created (label operator.kyma-project.io/managed-by=infrastructure-manager) are managed too.
-func reconcileOpenIDConnects(ctx context.Context, c client.Client, want []*unstructured.Unstructured) error {
+func reconcileOpenIDConnects(ctx context.Context, c Objects, want []*unstructured.Unstructured) error {
 	have, err := listOpenIDConnects(ctx, c, client.MatchingLabels{LabelManagedBy: FieldOwner})
 	if err == nil {
 		var upstream []unstructured.Unstructured

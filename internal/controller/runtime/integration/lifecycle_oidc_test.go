@@ -1,10 +1,9 @@
-package runtime_test
+package integration_test
 
 import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
-	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // openIDConnect returns an OpenIDConnect object of the given name, for Get and Create.
@@ -134,29 +132,4 @@ func shootExtension(t *testing.T, rt *infrav1.Runtime, typ string) *gardencorev1
 		return nil
 	}
 	return &shoot.Spec.Extensions[i]
-}
-
-// TestOpenIDConnectsWithoutTheExtension runs the OIDC reconciliation against an API server that
-// does not serve OpenIDConnect (the management cluster of the tests): with no providers to
-// register there is nothing to do, and with one the error is a transient one that names the
-// missing extension, so the step retries until Gardener has installed it.
-func TestOpenIDConnectsWithoutTheExtension(t *testing.T) {
-	if err := runtimectrl.ReconcileOpenIDConnects(t.Context(), env.Client, nil); err != nil {
-		t.Errorf("no providers: got %v, want nil", err)
-	}
-
-	want := openIDConnect(gardener.OpenIDConnectName(0))
-	want.Object["spec"] = map[string]any{"issuerURL": "https://issuer.example.com", "clientID": "kyma"}
-	err := runtimectrl.ReconcileOpenIDConnects(t.Context(), env.Client, []*unstructured.Unstructured{want})
-
-	if err == nil {
-		t.Fatal("one provider: got nil, want an error")
-	}
-	got := retry.Classify(err)
-	if got.Class != retry.ClassTransient || got.Reason != runtimectrl.ReasonOIDCServiceUnavailable {
-		t.Errorf("classified as %s/%s, want %s/%s", got.Class, got.Reason, retry.ClassTransient, runtimectrl.ReasonOIDCServiceUnavailable)
-	}
-	if !strings.Contains(err.Error(), gardener.ExtensionOIDCService) {
-		t.Errorf("error %q does not name the %s extension", err, gardener.ExtensionOIDCService)
-	}
 }

@@ -1,4 +1,4 @@
-package runtime_test
+package integration_test
 
 import (
 	"context"

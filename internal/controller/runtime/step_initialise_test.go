@@ -1,0 +1,96 @@
+package runtime
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+func TestInitialise(t *testing.T) {
+	older := func(name string) *infrav1.Runtime {
+		rt := newTestRuntime(t, name)
+		rt.Labels[infrav1.LabelRuntimeID] = "rid-rt"
+		rt.CreationTimestamp.Time = t0.Add(-time.Hour)
+		return rt
+	}
+	tests := []struct {
+		name string
+		// change makes the Runtime under test (rt, runtime id rid-rt) what the case needs.
+		change func(*infrav1.Runtime)
+		// others are in the store besides rt.
+		others []client.Object
+		faults []fault
+		want   string
+		// reason is the retry reason of a failure.
+		reason string
+		// finalizers are rt's finalizers in the store afterwards.
+		finalizers []string
+	}{
+		{
+			name: "adds the finalizer and moves on",
+			want: "Next(ApplyAuthentication)", finalizers: []string{Finalizer},
+		},
+		{
+			name:   "replaces upstream's finalizer in the same update",
+			change: func(rt *infrav1.Runtime) { rt.Finalizers = []string{UpstreamFinalizer} },
+			want:   "Next(ApplyAuthentication)", finalizers: []string{Finalizer},
+		},
+		{
+			name:   "a missing label is the user's to fix",
+			change: func(rt *infrav1.Runtime) { delete(rt.Labels, infrav1.LabelGlobalAccountID) },
+			want:   "Fail(MissingLabel: label " + infrav1.LabelGlobalAccountID + " is missing)", reason: "MissingLabel",
+		},
+		{
+			name:   "a runtime id an older Runtime claims is taken, before the finalizer",
+			others: []client.Object{older("first")},
+			want:   "Fail(RuntimeIDTaken: runtime id rid-rt (label " + infrav1.LabelRuntimeID + ") belongs to Runtime first", reason: ReasonRuntimeIDTaken,
+		},
+		{
+			name:   "the Runtime that holds the id's GardenerCluster keeps it against an older one",
+			others: []client.Object{older("first"), testGardenerCluster("rid-rt", "rt")},
+			want:   "Next(ApplyAuthentication)", finalizers: []string{Finalizer},
+		},
+		{
+			name:   "a conflicting update is retried",
+			faults: []fault{{store: "kcp", verb: "update", kind: "Runtime", err: apierrors.NewConflict(schema.GroupResource{Resource: "runtimes"}, "rt", errors.New("changed"))}},
+			want:   "Fail(add finalizer: Operation cannot be fulfilled", reason: retry.ReasonConflict,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			if tt.change != nil {
+				tt.change(rt)
+			}
+			w := newWorld(t, append([]client.Object{rt}, tt.others...)...)
+			for _, f := range tt.faults {
+				w.fail(f)
+			}
+			w.get(w.kcp, rt)
+
+			out := w.steps.initialise(t.Context(), rt)
+
+			if got := outcome(out); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("outcome %s, want %s…", got, tt.want)
+			}
+			if got := retry.Classify(out.Err()).Reason; got != tt.reason {
+				t.Errorf("reason %q, want %q", got, tt.reason)
+			}
+			stored := &infrav1.Runtime{}
+			stored.Name, stored.Namespace = rt.Name, rt.Namespace
+			w.get(w.kcp, stored)
+			if !slices.Equal(stored.Finalizers, tt.finalizers) {
+				t.Errorf("finalizers %v, want %v", stored.Finalizers, tt.finalizers)
+			}
+		})
+	}
+}

@@ -1,0 +1,317 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/yaml"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+)
+
+// The step tests run each step against in-memory stores, in milliseconds and without an API
+// server: the cluster the Runtimes live in (kcp), the Gardener project (garden) and the
+// runtimes' own clusters are controller-runtime's fake clients, which keep objects in memory
+// and apply server-side; a fake clock tells the time. The envtest suites in integration/ run
+// the same steps end to end against kube-apiserver and the Gardener simulator.
+
+const (
+	testNamespace = "kcp-system"
+	testProject   = "garden-kyma"
+)
+
+// t0 is the fake clock's start.
+var t0 = time.Date(2040, 3, 14, 12, 0, 0, 0, time.UTC)
+
+var (
+	schemeOnce sync.Once
+	testScheme *runtime.Scheme
+)
+
+// scheme knows the project's types, Gardener's and Kubernetes' own.
+func scheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	schemeOnce.Do(func() {
+		s := runtime.NewScheme()
+		for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, infrav1.AddToScheme, gardencorev1beta1.AddToScheme} {
+			if err := add(s); err != nil {
+				panic(err)
+			}
+		}
+		testScheme = s
+	})
+	return testScheme
+}
+
+// world is what a step runs against: three kinds of in-memory clusters and a clock. Faults make
+// a call fail the way an API server or Gardener fails it; calls records every call that reached
+// a store, so a test can say a step wrote nothing.
+type world struct {
+	t      *testing.T
+	kcp    client.Client
+	garden client.Client
+	// runtime is the cluster of every Runtime whose kubeconfig Secret holds runtimeKubeconfig.
+	runtime client.Client
+	clock   *clocktesting.FakeClock
+	steps   steps
+
+	mu     sync.Mutex
+	faults []fault
+	calls  []string
+}
+
+// runtimeKubeconfig is what the kubeconfig Secrets of the step tests hold.
+const runtimeKubeconfig = "kubeconfig of the runtime cluster"
+
+// fault fails the calls of one store, verb and kind (any of them when empty) with err, times
+// times (every time when 0).
+type fault struct {
+	store, verb, kind string
+	err               error
+	times             int
+}
+
+// newWorld returns a world holding objs, each put in the store its type lives in: Runtimes,
+// GardenerClusters, Secrets and ConfigMaps of the Runtimes' namespace in kcp; Shoots, Seeds
+// and ConfigMaps of the project in garden.
+func newWorld(t *testing.T, objs ...client.Object) *world {
+	t.Helper()
+	w := &world{t: t, clock: clocktesting.NewFakeClock(t0)}
+	var kcp, garden []client.Object
+	for _, o := range objs {
+		switch o.GetNamespace() {
+		case testProject, "":
+			garden = append(garden, o)
+		default:
+			kcp = append(kcp, o)
+		}
+	}
+	w.kcp = w.store("kcp", kcp, &infrav1.Runtime{}, &infrav1.GardenerCluster{})
+	w.garden = w.store("garden", garden, &gardencorev1beta1.Shoot{})
+	w.runtime = w.store("runtime", nil)
+	w.steps = steps{Config{
+		Client:          w.kcp,
+		Garden:          w.garden,
+		GardenNamespace: testProject,
+		Convert:         convertOptions(t),
+		Clusters: KubeconfigClusters{Secrets: w.kcp, NewClient: func(_ context.Context, kc []byte) (client.Client, error) {
+			if string(kc) != runtimeKubeconfig {
+				return nil, errors.New("the kubeconfig reaches no cluster")
+			}
+			return w.runtime, nil
+		}},
+		Poll: 30 * time.Second,
+	}}
+	return w
+}
+
+// store is one in-memory cluster whose calls go through the world's faults and record.
+func (w *world) store(name string, objs []client.Object, withStatus ...client.Object) client.Client {
+	s := scheme(w.t)
+	check := func(verb string, obj runtime.Object) error {
+		return w.call(name, verb, kindOf(s, obj))
+	}
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(withStatus...).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if err := check("get", obj); err != nil {
+					return err
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				if err := check("list", list); err != nil {
+					return err
+				}
+				return c.List(ctx, list, opts...)
+			},
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if err := check("create", obj); err != nil {
+					return err
+				}
+				return c.Create(ctx, obj, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				if err := check("update", obj); err != nil {
+					return err
+				}
+				return c.Update(ctx, obj, opts...)
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				if err := check("patch", obj); err != nil {
+					return err
+				}
+				return c.Patch(ctx, obj, patch, opts...)
+			},
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				if err := check("delete", obj); err != nil {
+					return err
+				}
+				return c.Delete(ctx, obj, opts...)
+			},
+			Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+				kind := ""
+				if k, ok := obj.(interface{ GetKind() string }); ok {
+					kind = k.GetKind()
+				}
+				if err := w.call(name, "apply", kind); err != nil {
+					return err
+				}
+				return c.Apply(ctx, obj, opts...)
+			},
+		}).Build()
+}
+
+// kindOf names the kind of obj, or of the items of a list.
+func kindOf(s *runtime.Scheme, obj runtime.Object) string {
+	if u, ok := obj.(*unstructured.UnstructuredList); ok {
+		return strings.TrimSuffix(u.GetKind(), "List")
+	}
+	gvk, err := apiutil.GVKForObject(obj, s)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(gvk.Kind, "List")
+}
+
+// call records a call and returns the error of the first fault that matches it.
+func (w *world) call(store, verb, kind string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = append(w.calls, store+" "+verb+" "+kind)
+	for i := range w.faults {
+		f := &w.faults[i]
+		if f.store != store || (f.verb != "" && f.verb != verb) || (f.kind != "" && f.kind != kind) || f.times < 0 {
+			continue
+		}
+		if f.times > 0 {
+			if f.times--; f.times == 0 {
+				f.times = -1
+			}
+		}
+		return f.err
+	}
+	return nil
+}
+
+// fail adds a fault.
+func (w *world) fail(f fault) { w.mu.Lock(); w.faults = append(w.faults, f); w.mu.Unlock() }
+
+// writes returns the calls that wrote to store since the last reset.
+func (w *world) writes(store string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, c := range w.calls {
+		parts := strings.Fields(c)
+		if parts[0] == store && parts[1] != "get" && parts[1] != "list" {
+			out = append(out, strings.Join(parts[1:], " "))
+		}
+	}
+	return out
+}
+
+// resetCalls forgets the calls so far.
+func (w *world) resetCalls() { w.mu.Lock(); w.calls = nil; w.mu.Unlock() }
+
+// get reads obj back from the store c by its name and namespace, failing the test if absent.
+func (w *world) get(c client.Client, obj client.Object) {
+	w.t.Helper()
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		w.t.Fatalf("get %T %s: %v", obj, client.ObjectKeyFromObject(obj), err)
+	}
+}
+
+// absent reports whether c holds no obj of that name and namespace.
+func (w *world) absent(c client.Client, obj client.Object) bool {
+	w.t.Helper()
+	err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+	if err != nil && !apierrors.IsNotFound(err) {
+		w.t.Fatalf("get %T %s: %v", obj, client.ObjectKeyFromObject(obj), err)
+	}
+	return apierrors.IsNotFound(err)
+}
+
+// create adds obj to store c.
+func (w *world) create(c client.Client, obj client.Object) {
+	w.t.Helper()
+	if err := c.Create(context.Background(), obj); err != nil {
+		w.t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// convertOptions are the conversion options of the realistic landscape the envtest suites run
+// with (testdata/landscape/converter_config.json), in the project of the step tests.
+func convertOptions(t *testing.T) gardener.ConvertOptions {
+	t.Helper()
+	l, err := landscape.Load(filepath.Join(repoRoot, "testdata", "landscape", "converter_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := l.ConvertOptions(landscape.Options{})
+	o.Namespace = testProject
+	return o
+}
+
+// repoRoot is the repository, from this package's directory.
+var repoRoot = filepath.Join("..", "..", "..")
+
+// newTestRuntime returns upstream's AWS example (testdata/upstream-runtimes/aws.yaml) as
+// Runtime name in the Runtimes' namespace, with its own shoot and runtime id (rid-<name>), as
+// the API server would return it once created.
+func newTestRuntime(t *testing.T, name string) *infrav1.Runtime {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "upstream-runtimes", "aws.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &infrav1.Runtime{}
+	if err := yaml.Unmarshal(data, rt); err != nil {
+		t.Fatal(err)
+	}
+	rt.Name, rt.Namespace, rt.Generation = name, testNamespace, 1
+	rt.Spec.Shoot.Name = name
+	rt.Labels[infrav1.LabelShootName] = name
+	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + name
+	rt.CreationTimestamp.Time = t0
+	return rt
+}
+
+// testGardenerCluster returns the GardenerCluster of runtime id id as this controller writes it
+// for the Runtime holder: labelled with its name, for the shoot of the same name.
+func testGardenerCluster(id, holder string) *infrav1.GardenerCluster {
+	gc := &infrav1.GardenerCluster{}
+	gc.Name, gc.Namespace = id, testNamespace
+	gc.Labels = map[string]string{LabelRuntimeName: holder, infrav1.LabelRuntimeID: id}
+	gc.Spec.Shoot.Name = holder
+	gc.Spec.Kubeconfig.Secret = infrav1.SecretKeyRef{Name: "kubeconfig-" + id, Namespace: testNamespace, Key: KubeconfigKey}
+	return gc
+}
+
+// outcome is what a step returned, as the engine's transcripts write it.
+func outcome(o fsm.Outcome) string { return o.String() }
+
+// notFound is the error a store answers for a missing object.
+func notFound(kind, name string) error {
+	return apierrors.NewNotFound(schema.GroupResource{Resource: strings.ToLower(kind) + "s"}, name)
+}
