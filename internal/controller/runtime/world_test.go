@@ -12,6 +12,8 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -97,8 +99,9 @@ type fault struct {
 func newWorld(t *testing.T, objs ...client.Object) *world {
 	t.Helper()
 	w := &world{t: t, clock: clocktesting.NewFakeClock(t0)}
+	// The landscape has a ready seed where upstream's AWS example runs (newTestRuntime).
 	var kcp, garden []client.Object
-	for _, o := range objs {
+	for _, o := range append([]client.Object{testSeed("aws", "eu-central-1", true)}, objs...) {
 		switch o.GetNamespace() {
 		case testProject, "":
 			garden = append(garden, o)
@@ -306,6 +309,32 @@ func testGardenerCluster(id, holder string) *infrav1.GardenerCluster {
 	gc.Spec.Shoot.Name = holder
 	gc.Spec.Kubeconfig.Secret = infrav1.SecretKeyRef{Name: "kubeconfig-" + id, Namespace: testNamespace, Key: KubeconfigKey}
 	return gc
+}
+
+// testSeed returns a visible seed of provider and region whose gardenlet is ready or not.
+func testSeed(provider, region string, ready bool) *gardencorev1beta1.Seed {
+	seed := &gardencorev1beta1.Seed{}
+	seed.Name = provider + "-" + region
+	seed.Labels = map[string]string{gardener.LabelSeedRegion: region}
+	seed.Spec.Provider.Type, seed.Spec.Provider.Region = provider, region
+	status := gardencorev1beta1.ConditionFalse
+	if ready {
+		status = gardencorev1beta1.ConditionTrue
+	}
+	seed.Status.Conditions = []gardencorev1beta1.Condition{{Type: gardencorev1beta1.GardenletReady, Status: status}}
+	return seed
+}
+
+// testShoot names rt's shoot in the project, to read it back.
+func testShoot(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
+	shoot := &gardencorev1beta1.Shoot{}
+	shoot.Name, shoot.Namespace = rt.Spec.Shoot.Name, testProject
+	return shoot
+}
+
+// findCondition returns rt's condition of type typ, nil when it has none.
+func findCondition(rt *infrav1.Runtime, typ string) *metav1.Condition {
+	return meta.FindStatusCondition(rt.Status.Conditions, typ)
 }
 
 // outcome is what a step returned, as the engine's transcripts write it.

@@ -1,0 +1,193 @@
+package runtime
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// TestApplyShoot covers when ApplyShoot writes the shoot and how it reports a refused write.
+func TestApplyShoot(t *testing.T) {
+	shootsGR := schema.GroupResource{Group: gardencorev1beta1.GroupName, Resource: "shoots"}
+	tests := []struct {
+		name string
+		// existing applies the Runtime's shoot once before the step under test, then changes it
+		// with change (as another field manager, or Gardener, would).
+		existing bool
+		change   func(*gardencorev1beta1.Shoot)
+		// runtime changes the Runtime before the step under test.
+		runtime func(*infrav1.Runtime)
+		faults  []fault
+		want    string
+		// reason and class are the classification of a failure.
+		reason string
+		class  retry.Class
+		// writes are the garden writes of the step under test.
+		writes []string
+	}{
+		{
+			name: "creates a new shoot",
+			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+		},
+		{
+			name:     "a re-check of a shoot as the Runtime asks writes nothing",
+			existing: true,
+			want:     "Next(WaitForShoot)",
+		},
+		{
+			name:     "a value someone changed is applied again",
+			existing: true, change: func(s *gardencorev1beta1.Shoot) { s.Spec.Purpose = ptr.To(gardencorev1beta1.ShootPurposeTesting) },
+			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+		},
+		{
+			name:     "a Runtime that forces the patch writes an unchanged shoot",
+			existing: true, runtime: func(rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationForcePatch: "true"} },
+			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+		},
+		{
+			name:     "a Runtime that suspends the patch leaves a drifted shoot alone",
+			existing: true, change: func(s *gardencorev1beta1.Shoot) { s.Spec.Purpose = ptr.To(gardencorev1beta1.ShootPurposeTesting) },
+			runtime: func(rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationSuspendPatch: "true"} },
+			want:    "Next(WaitForShoot)",
+		},
+		{
+			name:    "a Runtime that suspends the patch still gets its first shoot",
+			runtime: func(rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationSuspendPatch: "true"} },
+			want:    "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+		},
+		{
+			name:     "a worker pool the Runtime dropped goes in an update before the apply",
+			existing: true,
+			change: func(s *gardencorev1beta1.Shoot) {
+				extra := s.Spec.Provider.Workers[0]
+				extra.Name = "dropped"
+				s.Spec.Provider.Workers = append(s.Spec.Provider.Workers, extra)
+			},
+			want: "Next(WaitForShoot)", writes: []string{"update Shoot", "apply Shoot"},
+		},
+		{
+			name:   "Gardener's admission refusing the shoot is the user's to fix",
+			faults: []fault{{store: "garden", verb: "apply", kind: "Shoot", err: apierrors.NewForbidden(shootsGR, "rt", errors.New("machine type m5.huge is not offered"))}},
+			want:   "Fail(ShootRefused: apply shoot rt:", reason: ReasonShootRefused, class: retry.ClassTerminal, writes: []string{"apply Shoot"},
+		},
+		{
+			name:   "Gardener unavailable is retried",
+			faults: []fault{{store: "garden", verb: "apply", kind: "Shoot", err: apierrors.NewServiceUnavailable("try later")}},
+			want:   "Fail(apply shoot rt:", class: retry.ClassTransient, writes: []string{"apply Shoot"},
+		},
+		{
+			name:   "a failed read of the shoot writes nothing",
+			faults: []fault{{store: "garden", verb: "get", kind: "Shoot", err: apierrors.NewTooManyRequests("slow down", 3)}},
+			want:   "Fail(get shoot rt:", class: retry.ClassThrottled,
+		},
+		{
+			name: "no ready seed in the enforced region fails before the shoot is created",
+			runtime: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.EnforceSeedLocation = ptr.To(true)
+				rt.Spec.Shoot.Region = "eu-west-1"
+			},
+			want: "Fail(SeedNotFound:", reason: ReasonSeedNotFound, class: retry.ClassTerminal,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			w := newWorld(t, rt)
+			if tt.existing {
+				if out := w.steps.applyShoot(t.Context(), rt.DeepCopy()); outcome(out) != "Next(WaitForShoot)" {
+					t.Fatalf("first apply: %s", out)
+				}
+			}
+			if tt.change != nil {
+				shoot := testShoot(rt)
+				w.get(w.garden, shoot)
+				tt.change(shoot)
+				if err := w.garden.Update(t.Context(), shoot); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.runtime != nil {
+				tt.runtime(rt)
+			}
+			for _, f := range tt.faults {
+				w.fail(f)
+			}
+			w.resetCalls()
+
+			out := w.steps.applyShoot(t.Context(), rt)
+
+			if got := outcome(out); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("outcome %s, want %s…", got, tt.want)
+			}
+			if c := retry.Classify(out.Err()); c.Reason != tt.reason && tt.reason != "" || c.Class != tt.class {
+				t.Errorf("classified %s/%s, want %s/%s", c.Class, c.Reason, tt.class, tt.reason)
+			}
+			if got := w.writes("garden"); !slices.Equal(got, tt.writes) {
+				t.Errorf("garden writes %q, want %q", got, tt.writes)
+			}
+		})
+	}
+}
+
+// TestApplyShootWritesWhatRenderRenders: the shoot in the garden is the render of the Runtime,
+// labelled with it and stamped with its generation and the applied hash, and its dropped
+// worker pools are gone.
+func TestApplyShootWritesWhatRenderRenders(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	rt.Generation = 7
+	w := newWorld(t, rt)
+	if out := w.steps.applyShoot(t.Context(), rt); outcome(out) != "Next(WaitForShoot)" {
+		t.Fatalf("apply: %s", out)
+	}
+	shoot := testShoot(rt)
+	w.get(w.garden, shoot)
+	r, err := Render(rt, nil, w.steps.Convert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shoot.Spec.Region != r.Shoot.Spec.Region || shoot.Spec.SecretBindingName == nil ||
+		*shoot.Spec.SecretBindingName != rt.Spec.Shoot.SecretBindingName {
+		t.Errorf("shoot region %s, secret binding %v: not the render of the Runtime", shoot.Spec.Region, shoot.Spec.SecretBindingName)
+	}
+	if shoot.Labels[LabelRuntimeName] != rt.Name || shoot.Labels[LabelRuntimeNamespace] != rt.Namespace {
+		t.Errorf("labels %v do not name the Runtime", shoot.Labels)
+	}
+	if got := shoot.Annotations[AnnotationRuntimeGeneration]; got != strconv.Itoa(7) {
+		t.Errorf("runtime generation annotation %q, want 7", got)
+	}
+	if shoot.Annotations[AnnotationAppliedHash] == "" {
+		t.Error("the shoot carries no applied hash, so every re-check would write it")
+	}
+	if c := findCondition(rt, infrav1.ConditionVersionsAsRequested); c == nil || c.Status != "True" {
+		t.Errorf("condition %s: %+v, want True", infrav1.ConditionVersionsAsRequested, c)
+	}
+
+	// An operator's apply added a pool; the Runtime never asked for it.
+	extra := shoot.Spec.Provider.Workers[0]
+	extra.Name = "dropped"
+	shoot.Spec.Provider.Workers = append(shoot.Spec.Provider.Workers, extra)
+	if err := w.garden.Update(t.Context(), shoot); err != nil {
+		t.Fatal(err)
+	}
+	if out := w.steps.applyShoot(t.Context(), rt); outcome(out) != "Next(WaitForShoot)" {
+		t.Fatalf("apply after the change: %s", out)
+	}
+	w.get(w.garden, shoot)
+	var names []string
+	for _, p := range shoot.Spec.Provider.Workers {
+		names = append(names, p.Name)
+	}
+	if want := []string{rt.Spec.Shoot.Provider.Workers[0].Name}; !slices.Equal(names, want) {
+		t.Errorf("worker pools %v, want %v", names, want)
+	}
+}

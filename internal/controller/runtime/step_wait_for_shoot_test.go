@@ -1,0 +1,196 @@
+package runtime
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// operation sets the shoot's last operation as Gardener reports it for the current generation.
+func operation(typ gardencorev1beta1.LastOperationType, state gardencorev1beta1.LastOperationState, codes ...gardencorev1beta1.ErrorCode) func(*gardencorev1beta1.Shoot) {
+	return func(s *gardencorev1beta1.Shoot) {
+		s.Status.ObservedGeneration = s.Generation
+		s.Status.LastOperation = &gardencorev1beta1.LastOperation{Type: typ, State: state, Progress: 40, Description: string(typ) + " " + string(state)}
+		if len(codes) > 0 {
+			s.Status.LastErrors = []gardencorev1beta1.LastError{{Description: "the provider said no", Codes: codes}}
+		}
+	}
+}
+
+// setShootStatus applies ApplyShoot for rt, then gives its shoot the status that status sets, as
+// Gardener writes it.
+func setShootStatus(t *testing.T, w *world, rt *infrav1.Runtime, status func(*gardencorev1beta1.Shoot)) *gardencorev1beta1.Shoot {
+	t.Helper()
+	if out := w.steps.applyShoot(t.Context(), rt.DeepCopy()); outcome(out) != "Next(WaitForShoot)" {
+		t.Fatalf("apply shoot: %s", out)
+	}
+	shoot := testShoot(rt)
+	w.get(w.garden, shoot)
+	if status == nil {
+		return shoot
+	}
+	status(shoot)
+	if err := w.garden.Status().Update(t.Context(), shoot); err != nil {
+		t.Fatal(err)
+	}
+	return shoot
+}
+
+// TestWaitForShoot covers what WaitForShoot makes of each state Gardener reports.
+func TestWaitForShoot(t *testing.T) {
+	tests := []struct {
+		name string
+		// noShoot leaves the shoot out; status is what Gardener reports for it otherwise.
+		noShoot bool
+		status  func(*gardencorev1beta1.Shoot)
+		// annotations are set on the shoot's metadata, which a status update leaves alone.
+		annotations map[string]string
+		faults      []fault
+		want        string
+		class       retry.Class
+		reason      string
+		// provisioned is whether the Provisioned condition is True afterwards.
+		provisioned bool
+	}{
+		{
+			name: "a shoot the cache has not seen yet is waited for", noShoot: true,
+			want: "Wait(30s, shoot rt is not visible yet)",
+		},
+		{
+			name: "a shoot without an operation is waited for",
+			want: "Wait(30s, Waiting for Gardener to start an operation)",
+		},
+		{
+			name: "an operation of an older generation is waited for",
+			status: func(s *gardencorev1beta1.Shoot) {
+				operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateSucceeded)(s)
+				s.Status.ObservedGeneration = s.Generation - 1
+			},
+			want: "Wait(30s, Waiting for Gardener to observe generation",
+		},
+		{
+			name:   "a processing operation is waited for",
+			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateProcessing),
+			want:   "Wait(30s, Gardener operation Create is Processing)",
+		},
+		{
+			name:   "an operation in Error is Gardener's to retry",
+			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateError),
+			want:   "Wait(30s, Create Error, Gardener retries",
+		},
+		{
+			name:   "a succeeded operation moves on",
+			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateSucceeded),
+			want:   "Next(EnsureGardenerCluster)", provisioned: true,
+		},
+		{
+			name:   "a failure no retry changes is the user's",
+			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraUnauthorized),
+			want:   "Fail(InfraUnauthorized:", class: retry.ClassTerminal, reason: "InfraUnauthorized",
+		},
+		{
+			name:   "a failure that may pass is first reported to the engine",
+			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraQuotaExceeded),
+			want:   "Fail(InfraQuotaExceeded:", class: retry.ClassTransient, reason: "InfraQuotaExceeded",
+		},
+		{
+			name:        "a retry Gardener has not picked up yet is waited for",
+			status:      operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraQuotaExceeded),
+			annotations: map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.ShootOperationRetry},
+			want:        "Wait(30s, Gardener has not yet picked up the retry",
+		},
+		{
+			name:   "a failed read is retried",
+			faults: []fault{{store: "garden", verb: "get", kind: "Shoot", err: apierrors.NewInternalError(context.DeadlineExceeded)}},
+			want:   "Fail(get shoot rt:", class: retry.ClassTransient,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			w := newWorld(t, rt)
+			if !tt.noShoot {
+				shoot := setShootStatus(t, w, rt, tt.status)
+				if tt.annotations != nil {
+					maps.Copy(shoot.Annotations, tt.annotations)
+					if err := w.garden.Update(t.Context(), shoot); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for _, f := range tt.faults {
+				w.fail(f)
+			}
+			w.resetCalls()
+
+			out := w.steps.waitForShoot(t.Context(), rt)
+
+			if got := outcome(out); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("outcome %s, want %s…", got, tt.want)
+			}
+			if c := retry.Classify(out.Err()); c.Class != tt.class || (tt.reason != "" && c.Reason != tt.reason) {
+				t.Errorf("classified %s/%s, want %s/%s", c.Class, c.Reason, tt.class, tt.reason)
+			}
+			c := findCondition(rt, infrav1.ConditionProvisioned)
+			if got := c != nil && c.Status == "True"; got != tt.provisioned {
+				t.Errorf("Provisioned condition %+v, want True: %v", c, tt.provisioned)
+			}
+			if got := w.writes("garden"); len(got) > 0 {
+				t.Errorf("garden writes %q, want none", got)
+			}
+			if tt.status != nil && (rt.Status.Gardener == nil || rt.Status.ShootLastOperation == nil) {
+				t.Errorf("Gardener's status is not mirrored: %+v, upstream's %+v", rt.Status.Gardener, rt.Status.ShootLastOperation)
+			}
+		})
+	}
+}
+
+// TestWaitForShootAsksGardenerToRetry runs WaitForShoot under the engine, on a fake clock: a
+// quota failure is counted as attempt 1, and the retry run the engine starts after the backoff
+// asks Gardener to retry the operation (gardener.cloud/operation=retry) and waits for it.
+func TestWaitForShootAsksGardenerToRetry(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	w := newWorld(t, rt)
+	setShootStatus(t, w, rt, operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraQuotaExceeded))
+	engine, err := fsm.New(fsm.Machine[*infrav1.Runtime]{
+		Name: ControllerName, Start: StepWaitForShoot,
+		Steps:         []fsm.Step[*infrav1.Runtime]{{Name: StepWaitForShoot, Run: w.steps.waitForShoot, Deadline: time.Hour}},
+		DefaultPolicy: retry.Policy{Initial: time.Minute, Factor: 2, Cap: time.Hour, MaxAttempts: 5},
+	}, fsm.WithClock(w.clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	engine.Reconcile(t.Context(), rt)
+	if r := rt.Status.Retry; r == nil || r.Attempt != 1 || r.Reason != "InfraQuotaExceeded" {
+		t.Fatalf("after the failure: retry record %+v, want attempt 1 of InfraQuotaExceeded", r)
+	}
+	if got := w.writes("garden"); len(got) != 1 {
+		t.Fatalf("garden writes before the retry %q, want only the shoot's apply", got)
+	}
+	w.clock.Step(rt.Status.Retry.NextRetryAt.Sub(w.clock.Now()) + time.Second)
+	w.resetCalls()
+	engine.Reconcile(t.Context(), rt)
+
+	shoot := testShoot(rt)
+	w.get(w.garden, shoot)
+	if got := shoot.Annotations[v1beta1constants.GardenerOperation]; got != v1beta1constants.ShootOperationRetry {
+		t.Errorf("operation annotation %q, want %q", got, v1beta1constants.ShootOperationRetry)
+	}
+	if got := w.writes("garden"); len(got) != 1 || got[0] != "patch Shoot" {
+		t.Errorf("garden writes of the retry run %q, want one patch", got)
+	}
+	if rt.Status.State == infrav1.StateFailed {
+		t.Errorf("the Runtime failed on the retry run: %+v", rt.Status)
+	}
+}
