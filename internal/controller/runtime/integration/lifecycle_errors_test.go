@@ -143,20 +143,3 @@ func TestQuotaThatClearsEndsReady(t *testing.T) {
 		t.Errorf("a Ready runtime kept its retry record: %+v", rt.Status.Retry)
 	}
 }
-
-// TestStuckShootTimesOut: a shoot that stays Processing ends in StepTimedOut at the deadline.
-func TestStuckShootTimesOut(t *testing.T) {
-	setLifecycle(t, lifecycle.Rule{Name: "stuck", Shoot: "stuck-*", Outcome: lifecycle.OutcomeHang})
-	rt := newRuntime(t, "stuck-1")
-	rt = waitForRuntime(t, rt, 2*time.Minute, "Failed", func(rt *infrav1.Runtime) bool {
-		return rt.Status.State == infrav1.StateFailed
-	})
-	if got := readyReason(rt); got != infrav1.ReasonStepTimedOut {
-		t.Errorf("Ready reason: got %s, want %s", got, infrav1.ReasonStepTimedOut)
-	}
-	if rt.Status.Step == nil || rt.Status.Step.Name != "WaitForShoot" {
-		t.Errorf("step: got %+v, want WaitForShoot", rt.Status.Step)
-	}
-	// The shoot must be deletable even while it hangs: lift the rule so Delete can finish.
-	_ = sim.SetLifecycleRules(nil)
-}

@@ -1,0 +1,272 @@
+package gardenercluster
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// The tests run the step against an in-memory store of the cluster the GardenerClusters live
+// in, a stand-in for Gardener's adminkubeconfig sub-resource and a fake clock.
+
+const (
+	namespace = "kcp-system"
+	lifetime  = 24 * time.Hour
+)
+
+var t0 = time.Date(2040, 3, 14, 12, 0, 0, 0, time.UTC)
+
+// issuer stands in for Gardener: it issues numbered kubeconfigs, or fails with err.
+type issuer struct {
+	clock  *clocktesting.FakeClock
+	issued int
+	err    error
+}
+
+func (i *issuer) AdminKubeconfig(_ context.Context, shoot string, lifetime time.Duration) ([]byte, time.Time, error) {
+	if i.err != nil {
+		return nil, time.Time{}, i.err
+	}
+	i.issued++
+	return []byte(shoot + " kubeconfig " + string(rune('0'+i.issued))), i.clock.Now().Add(lifetime), nil
+}
+
+// bench is one GardenerCluster's world.
+type bench struct {
+	kcp    client.Client
+	clock  *clocktesting.FakeClock
+	issuer *issuer
+	k      kubeconfigs
+}
+
+func newBench(t *testing.T, objs ...client.Object) *bench {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := infrav1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	b := &bench{clock: clocktesting.NewFakeClock(t0)}
+	b.kcp = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&infrav1.GardenerCluster{}).Build()
+	b.issuer = &issuer{clock: b.clock}
+	cfg := Config{Client: b.kcp, Kubeconfigs: b.issuer, Lifetime: lifetime, RotateAfter: 0.5, Clock: b.clock}
+	b.k = kubeconfigs{cfg}
+	return b
+}
+
+// testCluster is the GardenerCluster of runtime id rid-1, for shoot c-1.
+func testCluster() *infrav1.GardenerCluster {
+	gc := &infrav1.GardenerCluster{}
+	gc.Name, gc.Namespace = "rid-1", namespace
+	gc.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1", infrav1.LabelKymaName: "kyma-1"}
+	gc.Spec.Shoot.Name = "c-1"
+	gc.Spec.Kubeconfig.Secret = infrav1.SecretKeyRef{Name: "kubeconfig-rid-1", Namespace: namespace, Key: "config"}
+	return gc
+}
+
+// storedSecret is the kubeconfig Secret the manager wrote for testCluster at issued.
+func storedSecret(issued time.Time, kubeconfig string) *corev1.Secret {
+	s := &corev1.Secret{Data: map[string][]byte{"config": []byte(kubeconfig)}}
+	s.Name, s.Namespace = "kubeconfig-rid-1", namespace
+	s.Labels = map[string]string{infrav1.LabelKymaManagedBy: ManagedBy, infrav1.LabelClusterName: "rid-1"}
+	s.Annotations = map[string]string{
+		AnnotationIssuedAt:  issued.UTC().Format(time.RFC3339),
+		AnnotationExpiresAt: issued.Add(lifetime).UTC().Format(time.RFC3339),
+	}
+	return s
+}
+
+// TestEnsureKubeconfig covers when the step fetches a kubeconfig, what it stores, and what it
+// refuses to touch.
+func TestEnsureKubeconfig(t *testing.T) {
+	tests := []struct {
+		name string
+		// cluster changes the GardenerCluster; secret is in the store when not nil.
+		cluster func(*infrav1.GardenerCluster)
+		secret  *corev1.Secret
+		// after moves the clock before the step runs.
+		after time.Duration
+		// gardener fails every request when set.
+		gardener error
+		want     string
+		reason   string
+		// issued is how many kubeconfigs Gardener issued; kubeconfig is what the Secret holds
+		// afterwards ("" when there is no Secret).
+		issued     int
+		kubeconfig string
+	}{
+		{
+			name: "no Secret: fetches one and stores it",
+			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+		},
+		{
+			name:   "a fresh kubeconfig is kept until its rotation point",
+			secret: storedSecret(t0.Add(-2*time.Hour), "old"),
+			want:   "DoneUntil(10h0m0s)", kubeconfig: "old",
+		},
+		{
+			name:   "past the rotation point it is rotated",
+			secret: storedSecret(t0.Add(-2*time.Hour), "old"), after: 11 * time.Hour,
+			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+		},
+		{
+			name: "a forced rotation rotates a fresh kubeconfig",
+			cluster: func(gc *infrav1.GardenerCluster) {
+				gc.Annotations = map[string]string{infrav1.AnnotationForceKubeconfigRotation: "true"}
+			},
+			secret: storedSecret(t0.Add(-time.Minute), "old"),
+			want:   "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+		},
+		{
+			name: "a kubeconfig of unknown age is rotated",
+			secret: func() *corev1.Secret {
+				s := storedSecret(t0, "old")
+				s.Annotations[AnnotationIssuedAt] = "yesterday"
+				return s
+			}(),
+			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+		},
+		{
+			name:   "a failed rotation keeps the stored kubeconfig",
+			secret: storedSecret(t0.Add(-2*time.Hour), "old"), after: 11 * time.Hour,
+			gardener: retry.Transient("Unavailable", errors.New("gardener is down")),
+			want:     "Fail(Unavailable: gardener is down)", reason: "Unavailable", kubeconfig: "old",
+		},
+		{
+			name: "a Secret outside the GardenerCluster's namespace is refused",
+			cluster: func(gc *infrav1.GardenerCluster) {
+				gc.Spec.Kubeconfig.Secret.Namespace = "kube-system"
+			},
+			want: "Fail(" + ReasonSecretOutsideNamespace, reason: ReasonSecretOutsideNamespace,
+		},
+		{
+			name: "a Secret the manager did not create is refused",
+			secret: func() *corev1.Secret {
+				s := storedSecret(t0, "someone else's")
+				s.Labels = map[string]string{"app": "other"}
+				return s
+			}(),
+			want: "Fail(" + ReasonSecretNotOwned, reason: ReasonSecretNotOwned, kubeconfig: "someone else's",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gc := testCluster()
+			if tt.cluster != nil {
+				tt.cluster(gc)
+			}
+			objs := []client.Object{gc}
+			if tt.secret != nil {
+				objs = append(objs, tt.secret)
+			}
+			b := newBench(t, objs...)
+			b.issuer.err = tt.gardener
+			b.clock.Step(tt.after)
+			if err := b.kcp.Get(t.Context(), client.ObjectKeyFromObject(gc), gc); err != nil {
+				t.Fatal(err)
+			}
+
+			out := b.k.ensure(t.Context(), gc)
+
+			if got := out.String(); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("outcome %s, want %s…", got, tt.want)
+			}
+			if got := retry.Classify(out.Err()).Reason; got != tt.reason {
+				t.Errorf("reason %q, want %q", got, tt.reason)
+			}
+			if b.issuer.issued != tt.issued {
+				t.Errorf("Gardener issued %d kubeconfigs, want %d", b.issuer.issued, tt.issued)
+			}
+			secret := &corev1.Secret{}
+			err := b.kcp.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: "kubeconfig-rid-1"}, secret)
+			if got := string(secret.Data["config"]); (err == nil) != (tt.kubeconfig != "") || got != tt.kubeconfig {
+				t.Errorf("Secret holds %q (%v), want %q", got, err, tt.kubeconfig)
+			}
+			if tt.issued == 0 {
+				return
+			}
+			// A new kubeconfig is stored with its age, under upstream's labels.
+			if secret.Labels[infrav1.LabelKymaName] != "kyma-1" || !OwnsSecret(secret, gc.Name) {
+				t.Errorf("Secret labels %v: not the GardenerCluster's, or not the manager's", secret.Labels)
+			}
+			now := b.clock.Now().UTC().Format(time.RFC3339)
+			if secret.Annotations[AnnotationIssuedAt] != now || secret.Annotations[AnnotationExpiresAt] != b.clock.Now().Add(lifetime).UTC().Format(time.RFC3339) {
+				t.Errorf("Secret annotations %v, want issued now (%s) for %s", secret.Annotations, now, lifetime)
+			}
+			if gc.Status.KubeconfigRotatedAt == nil || !gc.Status.KubeconfigRotatedAt.Time.Equal(b.clock.Now()) {
+				t.Errorf("status rotatedAt %v, want now", gc.Status.KubeconfigRotatedAt)
+			}
+			stored := &infrav1.GardenerCluster{}
+			if err := b.kcp.Get(t.Context(), client.ObjectKeyFromObject(gc), stored); err != nil {
+				t.Fatal(err)
+			}
+			if _, forced := stored.Annotations[infrav1.AnnotationForceKubeconfigRotation]; forced {
+				t.Error("the forced rotation's annotation stayed after the rotation")
+			}
+		})
+	}
+}
+
+// TestKubeconfigRotatesOnTime runs the machine under the engine on the fake clock for three
+// lifetimes: the kubeconfig is rotated at each rotation point, never expires, and a rotation
+// that fails is retried while the stored kubeconfig stays.
+func TestKubeconfigRotatesOnTime(t *testing.T) {
+	b := newBench(t, testCluster())
+	cfg := b.k.Config
+	cfg.Policy = retry.Policy{Initial: time.Minute, Factor: 2, Cap: 30 * time.Minute, MaxAttempts: 10}
+	// Setup re-checks a GardenerCluster hourly.
+	engine, err := fsm.New(NewMachine(cfg), fsm.WithClock(b.clock), fsm.WithRand(func() float64 { return 0.5 }), fsm.WithResync(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fsm.NewReconciler(b.kcp, engine, func() *infrav1.GardenerCluster { return &infrav1.GardenerCluster{} })
+	key := client.ObjectKeyFromObject(testCluster())
+	secret := &corev1.Secret{}
+	for b.clock.Now().Before(t0.Add(3 * lifetime)) {
+		// Gardener is down for two hours of the second lifetime.
+		down := b.clock.Now().After(t0.Add(lifetime+11*time.Hour)) && b.clock.Now().Before(t0.Add(lifetime+13*time.Hour))
+		b.issuer.err = nil
+		if down {
+			b.issuer.err = retry.Transient("Unavailable", errors.New("gardener is down"))
+		}
+		res, err := r.Reconcile(t.Context(), reconcileRequest(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.kcp.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: "kubeconfig-rid-1"}, secret); err != nil {
+			t.Fatalf("at %s: %v", b.clock.Now().Sub(t0), err)
+		}
+		expires, err := time.Parse(time.RFC3339, secret.Annotations[AnnotationExpiresAt])
+		if err != nil || !b.clock.Now().Before(expires) {
+			t.Fatalf("at %s the stored kubeconfig expired (%s, %v)", b.clock.Now().Sub(t0), expires, err)
+		}
+		if res.RequeueAfter <= 0 {
+			t.Fatalf("at %s: no next check: %+v", b.clock.Now().Sub(t0), res)
+		}
+		b.clock.Step(res.RequeueAfter)
+	}
+	// Rotations at 0, 12h, 24h, 36h (late: Gardener was down), 48h or so, 60h.
+	if b.issuer.issued < 6 || b.issuer.issued > 7 {
+		t.Errorf("Gardener issued %d kubeconfigs in three lifetimes, want one per half lifetime (6 or 7)", b.issuer.issued)
+	}
+}
+
+func reconcileRequest(key client.ObjectKey) reconcile.Request {
+	return reconcile.Request{NamespacedName: key}
+}
