@@ -1,0 +1,158 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// TestApplyAuthentication covers the structured authentication ConfigMap of the shoot: written
+// labelled with its Runtime, not written again while its data is the same unless forced, and
+// the errors of the garden.
+func TestApplyAuthentication(t *testing.T) {
+	// authConfig returns the ConfigMap in the garden as the step would write it for rt, with
+	// data, labelled with the Runtime when labelled.
+	authConfig := func(rt *infrav1.Runtime, data string, labelled bool) *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{Data: map[string]string{gardener.AuthenticationConfigKey: data}}
+		cm.Name, cm.Namespace = gardener.AuthenticationConfigName(rt.Spec.Shoot.Name), testProject
+		if labelled {
+			cm.Labels = ownerLabels(rt)
+		}
+		return cm
+	}
+	// rendered is the data the step writes for rt.
+	rendered := func(t *testing.T, rt *infrav1.Runtime) string {
+		t.Helper()
+		cm, err := gardener.AuthenticationConfigMap(rt, convertOptions(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cm.Data[gardener.AuthenticationConfigKey]
+	}
+	noOIDC := func(w *world, rt *infrav1.Runtime) {
+		w.steps.Convert.DefaultOIDC = nil
+		rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig = infrav1.OIDCConfig{}
+	}
+	// The issuers of upstream's AWS example and of the landscape's default.
+	const runtimeIssuer, landscapeIssuer = "https://my.cool.tokens.com", "https://operators.accounts.example.com"
+	tests := []struct {
+		name string
+		// setup makes the world and the Runtime under test (rt) what the case needs.
+		setup func(w *world, rt *infrav1.Runtime)
+		// others are in the stores besides rt, given rt.
+		others func(t *testing.T, rt *infrav1.Runtime) []client.Object
+		faults []fault
+		want   string
+		class  retry.Class
+		reason string
+		// writes are the garden writes the step makes.
+		writes []string
+		// exists says the ConfigMap is in the garden afterwards; then it has the rendered data
+		// and, when labelled, the Runtime's labels (none when not).
+		exists, labelled bool
+		// issuer is the issuer URL of the authenticator in the ConfigMap.
+		issuer string
+	}{
+		{
+			name:  "without an OIDC provider or a landscape default, moves on without a ConfigMap",
+			setup: noOIDC,
+			want:  "Next(ApplyShoot)",
+		},
+		{
+			name: "the Runtime's OIDC provider gets a ConfigMap labelled with the Runtime",
+			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+		},
+		{
+			name: "the landscape's default stands in for a Runtime without OIDC provider",
+			setup: func(_ *world, rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig = infrav1.OIDCConfig{}
+			},
+			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: landscapeIssuer,
+		},
+		{
+			name: "a re-check with the same data writes nothing",
+			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
+				return []client.Object{authConfig(rt, rendered(t, rt), true)}
+			},
+			want: "Next(ApplyShoot)", exists: true, labelled: true, issuer: runtimeIssuer,
+		},
+		{
+			name: "a ConfigMap upstream wrote with the same data is taken over without a write",
+			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
+				return []client.Object{authConfig(rt, rendered(t, rt), false)}
+			},
+			want: "Next(ApplyShoot)", exists: true, labelled: false, issuer: runtimeIssuer,
+		},
+		{
+			name:  "a forced patch writes the same data again",
+			setup: func(_ *world, rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationForcePatch: "true"} },
+			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
+				return []client.Object{authConfig(rt, rendered(t, rt), false)}
+			},
+			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+		},
+		{
+			name: "other data is replaced",
+			others: func(_ *testing.T, rt *infrav1.Runtime) []client.Object {
+				return []client.Object{authConfig(rt, "an older configuration", true)}
+			},
+			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+		},
+		{
+			name:   "a garden that cannot be read fails with a transient error and writes nothing",
+			faults: []fault{{store: "garden", verb: "get", kind: "ConfigMap", err: unavailable(), times: 1}},
+			want:   "Fail(get authentication configuration structured-auth-config-rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+		},
+		{
+			name:   "a failed apply fails",
+			faults: []fault{{store: "garden", verb: "apply", kind: "ConfigMap", err: unavailable(), times: 1}},
+			want:   "Fail(apply authentication configuration structured-auth-config-rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			writes: []string{"apply ConfigMap"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			var others []client.Object
+			if tt.others != nil {
+				others = tt.others(t, rt)
+			}
+			w := newWorld(t, others...)
+			if tt.setup != nil {
+				tt.setup(w, rt)
+			}
+			for _, f := range tt.faults {
+				w.fail(f)
+			}
+
+			out := w.steps.applyAuthentication(t.Context(), rt)
+
+			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			checkWrites(t, w, "garden", tt.writes...)
+			cm := authConfig(rt, "", false)
+			if absent := w.absent(w.garden, cm); absent == tt.exists {
+				t.Fatalf("ConfigMap %s exists %t, want %t", cm.Name, !absent, tt.exists)
+			}
+			if !tt.exists {
+				return
+			}
+			data := cm.Data[gardener.AuthenticationConfigKey]
+			if data != rendered(t, rt) {
+				t.Errorf("ConfigMap data %q, want the rendered configuration", data)
+			}
+			if !strings.Contains(data, "url: "+tt.issuer) {
+				t.Errorf("ConfigMap data %q does not name the issuer %s", data, tt.issuer)
+			}
+			got := cm.Labels[LabelRuntimeName] + "/" + cm.Labels[LabelRuntimeNamespace]
+			if want := map[bool]string{true: rt.Name + "/" + rt.Namespace, false: "/"}[tt.labelled]; got != want {
+				t.Errorf("ConfigMap labelled for Runtime %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// testSeed returns a visible seed of provider aws in eu-central-1, labelled with its region,
+// whose gardenlet reports ready, changed by change.
+func seedWith(name string, change func(*gardencorev1beta1.Seed)) *gardencorev1beta1.Seed {
+	seed := &gardencorev1beta1.Seed{}
+	seed.Name = name
+	seed.Labels = map[string]string{gardener.LabelSeedRegion: "eu-central-1"}
+	seed.Spec.Provider = gardencorev1beta1.SeedProvider{Type: "aws", Region: "eu-central-1"}
+	seed.Spec.Settings = &gardencorev1beta1.SeedSettings{Scheduling: &gardencorev1beta1.SeedSettingScheduling{Visible: true}}
+	seed.Status.Conditions = []gardencorev1beta1.Condition{
+		{Type: gardencorev1beta1.SeedBackupBucketsReady, Status: gardencorev1beta1.ConditionFalse},
+		{Type: gardencorev1beta1.GardenletReady, Status: gardencorev1beta1.ConditionTrue},
+	}
+	if change != nil {
+		change(seed)
+	}
+	return seed
+}
+
+// gardenletReady sets the seed's GardenletReady condition to status.
+func gardenletReady(status gardencorev1beta1.ConditionStatus) func(*gardencorev1beta1.Seed) {
+	return func(seed *gardencorev1beta1.Seed) {
+		for i := range seed.Status.Conditions {
+			if seed.Status.Conditions[i].Type == gardencorev1beta1.GardenletReady {
+				seed.Status.Conditions[i].Status = status
+			}
+		}
+	}
+}
+
+// TestSeedServes decides which seeds can host a shoot of provider aws in eu-central-1.
+func TestSeedServes(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*gardencorev1beta1.Seed)
+		want   bool
+	}{
+		{name: "a visible seed of the provider and region whose gardenlet is ready serves", want: true},
+		{name: "a seed without scheduling settings is visible", change: func(s *gardencorev1beta1.Seed) { s.Spec.Settings = nil }, want: true},
+		{name: "another provider does not", change: func(s *gardencorev1beta1.Seed) { s.Spec.Provider.Type = "gcp" }},
+		{name: "another region does not", change: func(s *gardencorev1beta1.Seed) { s.Spec.Provider.Region = "eu-west-1" }},
+		{name: "a seed being deleted does not", change: func(s *gardencorev1beta1.Seed) { s.DeletionTimestamp = &metav1.Time{Time: t0} }},
+		{name: "an invisible seed does not", change: func(s *gardencorev1beta1.Seed) { s.Spec.Settings.Scheduling.Visible = false }},
+		{name: "a gardenlet that is not ready does not", change: gardenletReady(gardencorev1beta1.ConditionFalse)},
+		{name: "a gardenlet of unknown state does not", change: gardenletReady(gardencorev1beta1.ConditionUnknown)},
+		{name: "a seed without GardenletReady does not", change: func(s *gardencorev1beta1.Seed) { s.Status.Conditions = s.Status.Conditions[:1] }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := seedServes(seedWith("seed", tt.change), "aws", "eu-central-1"); got != tt.want {
+				t.Errorf("seedServes %t, want %t", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCheckSeed covers the seed check before a shoot's creation: only a Runtime that enforces
+// its seed location needs a ready seed of its provider in its region.
+func TestCheckSeed(t *testing.T) {
+	tests := []struct {
+		name string
+		// enforce is the Runtime's spec.shoot.enforceSeedLocation.
+		enforce *bool
+		seeds   []client.Object
+		faults  []fault
+		// wantErr is the error's beginning, "" for none.
+		wantErr string
+		class   retry.Class
+		reason  string
+		// lists says the step listed the seeds.
+		lists bool
+	}{
+		{
+			name:    "a Runtime that does not enforce the seed location needs no seed",
+			enforce: ptr.To(false),
+		},
+		{
+			name: "a Runtime that leaves it unset needs none either",
+		},
+		{
+			name:    "enforced without a ready seed in the region is the user's to fix",
+			enforce: ptr.To(true),
+			seeds: []client.Object{
+				seedWith("not-ready", gardenletReady(gardencorev1beta1.ConditionFalse)),
+				seedWith("gcp", func(s *gardencorev1beta1.Seed) { s.Spec.Provider.Type = "gcp" }),
+				seedWith("elsewhere", func(s *gardencorev1beta1.Seed) {
+					s.Labels[gardener.LabelSeedRegion], s.Spec.Provider.Region = "eu-west-1", "eu-west-1"
+				}),
+			},
+			wantErr: ReasonSeedNotFound + ": no ready seed of provider aws in region eu-central-1", class: retry.ClassTerminal, reason: ReasonSeedNotFound,
+			lists: true,
+		},
+		{
+			name:    "enforced with a ready seed in the region passes",
+			enforce: ptr.To(true),
+			seeds:   []client.Object{seedWith("not-ready", gardenletReady(gardencorev1beta1.ConditionFalse)), seedWith("ready", nil)},
+			lists:   true,
+		},
+		{
+			name:    "seeds that cannot be listed are a transient error",
+			enforce: ptr.To(true),
+			seeds:   []client.Object{seedWith("ready", nil)},
+			faults:  []fault{{store: "garden", verb: "list", kind: "Seed", err: unavailable()}},
+			wantErr: "list seeds in region eu-central-1: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			lists: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			rt.Spec.Shoot.EnforceSeedLocation = tt.enforce
+			w := newWorld(t, tt.seeds...)
+			// Each case says which seeds the landscape has: none besides its own.
+			if err := w.garden.Delete(t.Context(), testSeed("aws", "eu-central-1", true)); err != nil {
+				t.Fatal(err)
+			}
+			w.resetCalls()
+			for _, f := range tt.faults {
+				w.fail(f)
+			}
+
+			err := w.steps.checkSeed(t.Context(), rt)
+
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if (tt.wantErr == "") != (err == nil) || !strings.HasPrefix(got, tt.wantErr) {
+				t.Errorf("error %q, want %q…", got, tt.wantErr)
+			}
+			if c := retry.Classify(err); c.Class != tt.class || c.Reason != tt.reason {
+				t.Errorf("classified %s %q, want %s %q", c.Class, c.Reason, tt.class, tt.reason)
+			}
+			if listed := w.called("garden", "list", "Seed"); listed != tt.lists {
+				t.Errorf("listed seeds %t, want %t", listed, tt.lists)
+			}
+			checkWrites(t, w, "garden")
+		})
+	}
+}

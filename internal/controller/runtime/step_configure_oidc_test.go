@@ -1,0 +1,192 @@
+package runtime
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// openIDConnect returns an OpenIDConnect of the runtime cluster with labels and issuer.
+func openIDConnect(name string, labels map[string]string, issuer string) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"issuerURL": issuer, "clientID": name}}}
+	o.SetGroupVersionKind(gardener.OpenIDConnectGVK)
+	o.SetName(name)
+	o.SetLabels(labels)
+	return o
+}
+
+// openIDConnectIssuers maps the OpenIDConnects of the runtime cluster to their issuers, and
+// the managed ones (LabelManagedBy) to true in managed.
+func openIDConnectIssuers(t *testing.T, w *world) (issuers map[string]string, managed map[string]bool) {
+	t.Helper()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind(gardener.OpenIDConnectGVK.Kind + "List"))
+	if err := w.runtime.List(t.Context(), list); err != nil {
+		t.Fatalf("list OpenIDConnects: %v", err)
+	}
+	issuers, managed = map[string]string{}, map[string]bool{}
+	for _, o := range list.Items {
+		issuers[o.GetName()], _, _ = unstructured.NestedString(o.Object, "spec", "issuerURL")
+		managed[o.GetName()] = o.GetLabels()[LabelManagedBy] == FieldOwner
+	}
+	return issuers, managed
+}
+
+// TestConfigureOIDC covers the additional OIDC providers of the runtime cluster: one managed
+// OpenIDConnect per provider the spec lists or the landscape's shared tenant, the managed ones
+// (upstream's too) removed once unlisted, anyone else's left alone, and a cluster that does not
+// serve the API yet.
+func TestConfigureOIDC(t *testing.T) {
+	const (
+		// The additional provider of upstream's AWS example and the landscape's shared tenant.
+		runtimeIssuer = "https://some.others.tokens.com"
+		sharedIssuer  = "https://kyma.accounts.example.com"
+	)
+	managedBy := map[string]string{LabelManagedBy: FieldOwner}
+	upstream := map[string]string{LabelUpstreamManagedBy: upstreamManager}
+	noProviders := func(w *world, rt *infrav1.Runtime) {
+		rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = &[]infrav1.OIDCConfig{}
+		w.steps.Convert.DefaultAdditionalOIDC = nil
+	}
+	noKindMatchOnList := []fault{{store: "runtime", verb: "list", kind: gardener.OpenIDConnectGVK.Kind, err: noKindMatch(gardener.OpenIDConnectGVK)}}
+	tests := []struct {
+		name string
+		// setup makes the world and the Runtime under test (rt) what the case needs.
+		setup func(w *world, rt *infrav1.Runtime)
+		// existing are the OpenIDConnects in the runtime cluster before the step.
+		existing []*unstructured.Unstructured
+		// noSecret leaves rt's kubeconfig Secret out.
+		noSecret bool
+		faults   []fault
+		want     string
+		class    retry.Class
+		reason   string
+		// issuers are the runtime cluster's OpenIDConnects afterwards, by name; managed are the
+		// ones labelled as the controller's.
+		issuers map[string]string
+		managed []string
+	}{
+		{
+			name:    "applies the Runtime's additional provider as a managed OpenIDConnect",
+			want:    "Next(ConfigureCluster)",
+			issuers: map[string]string{gardener.OpenIDConnectName(0): runtimeIssuer}, managed: []string{gardener.OpenIDConnectName(0)},
+		},
+		{
+			name:    "a Runtime that leaves its additional providers unset gets the landscape's shared tenant",
+			setup:   func(_ *world, rt *infrav1.Runtime) { rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = nil },
+			want:    "Next(ConfigureCluster)",
+			issuers: map[string]string{gardener.OpenIDConnectName(0): sharedIssuer}, managed: []string{gardener.OpenIDConnectName(0)},
+		},
+		{
+			name: "unlisted managed OpenIDConnects go, upstream's too, and someone else's stays",
+			existing: []*unstructured.Unstructured{
+				openIDConnect(gardener.OpenIDConnectName(0), managedBy, "https://before.example.com"),
+				openIDConnect(gardener.OpenIDConnectName(1), managedBy, "https://dropped.example.com"),
+				openIDConnect("upstream-oidc", upstream, "https://upstream.example.com"),
+				openIDConnect("made-by-someone-else", nil, "https://foreign.example.com"),
+			},
+			want: "Next(ConfigureCluster)",
+			issuers: map[string]string{
+				gardener.OpenIDConnectName(0): runtimeIssuer,
+				"made-by-someone-else":        "https://foreign.example.com",
+			},
+			managed: []string{gardener.OpenIDConnectName(0)},
+		},
+		{
+			name:     "upstream's OpenIDConnect of a listed provider is taken over",
+			existing: []*unstructured.Unstructured{openIDConnect(gardener.OpenIDConnectName(0), upstream, "https://upstream.example.com")},
+			want:     "Next(ConfigureCluster)",
+			issuers:  map[string]string{gardener.OpenIDConnectName(0): runtimeIssuer}, managed: []string{gardener.OpenIDConnectName(0)},
+		},
+		{
+			name: "an empty list is no providers, not the shared tenant: the managed ones go",
+			setup: func(_ *world, rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = &[]infrav1.OIDCConfig{}
+			},
+			existing: []*unstructured.Unstructured{openIDConnect(gardener.OpenIDConnectName(0), managedBy, sharedIssuer)},
+			want:     "Next(ConfigureCluster)",
+			issuers:  map[string]string{},
+		},
+		{
+			name:    "a cluster without the extension's API moves on when no provider is wanted",
+			setup:   noProviders,
+			faults:  noKindMatchOnList,
+			want:    "Next(ConfigureCluster)",
+			issuers: map[string]string{},
+		},
+		{
+			name:   "a cluster without the extension's API is waited for while a provider is wanted",
+			faults: noKindMatchOnList,
+			want: "Fail(" + ReasonOIDCServiceUnavailable + ": the runtime cluster does not serve " + gardener.OpenIDConnectGVK.GroupKind().String() +
+				", which the " + gardener.ExtensionOIDCService + " extension provides",
+			class: retry.ClassTransient, reason: ReasonOIDCServiceUnavailable,
+			issuers: map[string]string{},
+		},
+		{
+			name:     "a runtime without kubeconfig Secret fails",
+			noSecret: true,
+			want:     "Fail(get kubeconfig secret: ", class: retry.ClassTransient, reason: retry.ReasonNotFound,
+			issuers: map[string]string{},
+		},
+		{
+			name:   "a failed apply fails",
+			faults: []fault{{store: "runtime", verb: "apply", kind: gardener.OpenIDConnectGVK.Kind, err: unavailable()}},
+			want:   "Fail(apply OpenIDConnect kyma-oidc-0: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			issuers: map[string]string{},
+		},
+		{
+			name:     "a failed delete fails",
+			existing: []*unstructured.Unstructured{openIDConnect(gardener.OpenIDConnectName(1), managedBy, "https://dropped.example.com")},
+			faults:   []fault{{store: "runtime", verb: "delete", kind: gardener.OpenIDConnectGVK.Kind, err: unavailable()}},
+			want:     "Fail(delete OpenIDConnect kyma-oidc-1: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			issuers: map[string]string{
+				gardener.OpenIDConnectName(0): runtimeIssuer,
+				gardener.OpenIDConnectName(1): "https://dropped.example.com",
+			},
+			managed: []string{gardener.OpenIDConnectName(0), gardener.OpenIDConnectName(1)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			var objs []client.Object
+			if !tt.noSecret {
+				objs = append(objs, reachable(rt))
+			}
+			w := newWorld(t, objs...)
+			for _, o := range tt.existing {
+				w.create(w.runtime, o)
+			}
+			if tt.setup != nil {
+				tt.setup(w, rt)
+			}
+			for _, f := range tt.faults {
+				w.fail(f)
+			}
+
+			out := w.steps.configureOIDC(t.Context(), rt)
+
+			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			if got, want := conditionTrue(rt, infrav1.ConditionOidcConfigured), out.Err() == nil; got != want {
+				t.Errorf("%s true %t, want %t", infrav1.ConditionOidcConfigured, got, want)
+			}
+			w.heal()
+			issuers, managed := openIDConnectIssuers(t, w)
+			if !maps.Equal(issuers, tt.issuers) {
+				t.Errorf("OpenIDConnects %v, want %v", issuers, tt.issuers)
+			}
+			for name, m := range managed {
+				if want := slices.Contains(tt.managed, name); m != want {
+					t.Errorf("OpenIDConnect %s managed %t, want %t", name, m, want)
+				}
+			}
+		})
+	}
+}

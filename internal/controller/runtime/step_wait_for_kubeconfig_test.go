@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// TestWaitForKubeconfig covers the wait for the GardenerCluster controller's kubeconfig Secret:
+// only a Secret it owns and filled moves on, one it does not own is refused for good.
+func TestWaitForKubeconfig(t *testing.T) {
+	tests := []struct {
+		name string
+		// secret is the Secret of rt's runtime id in kcp, nil for none.
+		secret func(rt *infrav1.Runtime) *corev1.Secret
+		faults []fault
+		want   string
+		class  retry.Class
+		reason string
+		// ready says rt has ConditionKubeconfigReady true afterwards.
+		ready bool
+	}{
+		{
+			name: "waits while there is no Secret",
+			want: "Wait(30s, the kubeconfig Secret kubeconfig-rid-rt does not exist yet)",
+		},
+		{
+			name: "a Secret the GardenerCluster controller did not create is refused",
+			secret: func(rt *infrav1.Runtime) *corev1.Secret {
+				s := reachable(rt)
+				s.Labels = map[string]string{LabelRuntimeName: rt.Name}
+				return s
+			},
+			want:  "Fail(" + gardenercluster.ReasonSecretNotOwned + ": the Secret kcp-system/kubeconfig-rid-rt is not the kubeconfig Secret",
+			class: retry.ClassTerminal, reason: gardenercluster.ReasonSecretNotOwned,
+		},
+		{
+			name: "a Secret the controller created for another GardenerCluster is refused",
+			secret: func(rt *infrav1.Runtime) *corev1.Secret {
+				s := reachable(rt)
+				s.Labels[infrav1.LabelClusterName] = "rid-other"
+				return s
+			},
+			want:  "Fail(" + gardenercluster.ReasonSecretNotOwned + ": ",
+			class: retry.ClassTerminal, reason: gardenercluster.ReasonSecretNotOwned,
+		},
+		{
+			name:   "waits while the owned Secret is empty",
+			secret: func(rt *infrav1.Runtime) *corev1.Secret { return kubeconfigSecret(rt, rt.Name, "") },
+			want:   "Wait(30s, the kubeconfig Secret kubeconfig-rid-rt is empty)",
+		},
+		{
+			name:   "an owned Secret with the kubeconfig moves on",
+			secret: reachable,
+			want:   "Next(ConfigureOIDC)", ready: true,
+		},
+		{
+			name:   "a Secret that cannot be read fails",
+			secret: reachable,
+			faults: []fault{{store: "kcp", verb: "get", kind: "Secret", err: unavailable()}},
+			want:   "Fail(get kubeconfig secret: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			rt.Labels[infrav1.LabelRuntimeID] = "rid-rt"
+			var objs []client.Object
+			if tt.secret != nil {
+				objs = append(objs, tt.secret(rt))
+			}
+			w := newWorld(t, objs...)
+			for _, f := range tt.faults {
+				w.fail(f)
+			}
+
+			out := w.steps.waitForKubeconfig(t.Context(), rt)
+
+			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			if got := conditionTrue(rt, infrav1.ConditionKubeconfigReady); got != tt.ready {
+				t.Errorf("%s true %t, want %t", infrav1.ConditionKubeconfigReady, got, tt.ready)
+			}
+			checkWrites(t, w, "kcp")
+		})
+	}
+}
