@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
@@ -351,7 +352,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	convert := o.ConvertOptions(l)
 	ns := convert.Namespace
-	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
+	engineOpts := []fsm.Option{fsm.WithMetrics(stepMetrics()), fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
 		fsm.WithGate(breaker.Breaker), fsm.WithStepTimeout(o.StepTimeout)}
 	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
 		Client:              mgr.GetClient(),
@@ -384,6 +385,22 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// MetricsNamespace prefixes every metric the manager serves.
+const MetricsNamespace = "infrastructure_manager"
+
+var (
+	stepMetricsOnce sync.Once
+	stepMetricsSet  *fsm.Metrics
+)
+
+// stepMetrics are both engines' step metrics (infrastructure_manager_fsm_...), registered with
+// controller-runtime's registry, which the metrics endpoint serves, once per process: a second
+// manager in the same process (tests) shares them.
+func stepMetrics() *fsm.Metrics {
+	stepMetricsOnce.Do(func() { stepMetricsSet = fsm.NewMetrics(ctrlmetrics.Registry, MetricsNamespace) })
+	return stepMetricsSet
 }
 
 // gardenRESTMapper maps the kinds the manager uses in the Gardener project without asking

@@ -7,13 +7,10 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
-
-const namespace = "infrastructure_manager"
 
 // Metrics are the engine's Prometheus metrics about steps: durations, failures, retries and
 // exhaustions by controller, step and class. One set serves every engine of a process; the
@@ -25,8 +22,9 @@ type Metrics struct {
 	exhausted    *prometheus.CounterVec
 }
 
-// NewMetrics creates the engine's metrics and registers them with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// NewMetrics creates the engine's metrics, named <namespace>_fsm_..., and registers them with
+// reg.
+func NewMetrics(reg prometheus.Registerer, namespace string) *Metrics {
 	m := &Metrics{
 		stepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "fsm_step_duration_seconds",
@@ -48,18 +46,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.stepDuration, m.failures, m.retries, m.exhausted)
 	return m
-}
-
-var (
-	defaultMetricsOnce sync.Once
-	defaultMetrics     *Metrics
-)
-
-// DefaultMetrics returns the metrics registered with controller-runtime's registry, which the
-// manager serves on its metrics endpoint.
-func DefaultMetrics() *Metrics {
-	defaultMetricsOnce.Do(func() { defaultMetrics = NewMetrics(ctrlmetrics.Registry) })
-	return defaultMetrics
 }
 
 // precreate sets every counter of a machine to 0, so rate() and increase() see the first failure.

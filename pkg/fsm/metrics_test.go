@@ -121,7 +121,7 @@ func TestSeriesAreKeptPerController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []fsm.Option{fsm.WithMetrics(fsm.NewMetrics(reg)), fsm.WithObjectMetrics(series, widgetLabels)}
+	opts := []fsm.Option{fsm.WithMetrics(fsm.NewMetrics(reg, "infrastructure_manager")), fsm.WithObjectMetrics(series, widgetLabels)}
 	widgets, gadgets := failingEngine(t, "widgets", "Build", opts...), failingEngine(t, "gadgets", "Assemble", opts...)
 	w, g := newWidget(), newWidget()
 	for range 2 {

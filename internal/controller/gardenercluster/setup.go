@@ -18,7 +18,6 @@ import (
 func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error {
 	opts = append([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
-		fsm.WithMetrics(fsm.DefaultMetrics()),
 		fsm.WithResync(time.Hour),
 		fsm.WithOnForget(forget),
 		fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),

@@ -49,7 +49,6 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 	}
 	opts = append([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
-		fsm.WithMetrics(fsm.DefaultMetrics()),
 		fsm.WithObjectMetrics(series, runtimeLabels),
 		fsm.WithLogValues(runtimeLogValues),
 		fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),

@@ -125,7 +125,7 @@ func startManager(t *testing.T, w *world, reg *prometheus.Registry) (stop func()
 	}
 	engine, err := fsm.New(machine,
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("example-controller"))),
-		fsm.WithMetrics(fsm.NewMetrics(reg)),
+		fsm.WithMetrics(fsm.NewMetrics(reg, "infrastructure_manager")),
 		fsm.WithProbeInterval(time.Hour),
 		fsm.WithObjectMetrics(series, func(o client.Object) prometheus.Labels {
 			return prometheus.Labels{"id": o.GetLabels()[infrav1.LabelRuntimeID], "name": o.GetName()}
