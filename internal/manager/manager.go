@@ -69,6 +69,8 @@ type Options struct {
 	LeaderElectionNamespace string
 	// Workers is the number of concurrent reconciles per controller.
 	Workers int
+	// RuntimeClients bounds the clients of runtime clusters the manager keeps between passes.
+	RuntimeClients int
 	// Policy is the retry policy of every step.
 	Policy retry.Policy
 	// ProbeInterval is how often a Failed object's step is tried again.
@@ -134,6 +136,7 @@ func DefaultOptions() Options {
 		MetricsSecure:            true,
 		ProbeAddr:                ":8081",
 		Workers:                  25,
+		RuntimeClients:           runtimectrl.DefaultRuntimeClients,
 		Policy:                   retry.DefaultPolicy(),
 		ProbeInterval:            time.Hour,
 		ShootCreateDeadline:      90 * time.Minute,
@@ -171,6 +174,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, for more than one replica")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease (default: --namespace)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
+	fs.IntVar(&o.RuntimeClients, "runtime-client-cache-size", o.RuntimeClients, "clients of runtime clusters kept between passes, least recently used dropped first")
 	fs.DurationVar(&o.Policy.Initial, "retry-initial", o.Policy.Initial, "delay before the first retry of a failed step")
 	fs.Float64Var(&o.Policy.Factor, "retry-factor", o.Policy.Factor, "growth of the retry delay per attempt")
 	fs.DurationVar(&o.Policy.Cap, "retry-cap", o.Policy.Cap, "longest retry delay")
@@ -365,6 +369,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		ShootDeleteDeadline: o.ShootDeleteDeadline,
 		KubeconfigDeadline:  o.KubeconfigDeadline,
 		Poll:                o.Poll,
+		RuntimeClients:      o.RuntimeClients,
 	}, o.Workers, engineOpts...)
 	if err != nil {
 		return nil, err

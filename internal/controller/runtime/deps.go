@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,31 +30,6 @@ type RuntimeClusters interface {
 
 // ClientFunc returns a client for a runtime's own cluster from its admin kubeconfig.
 type ClientFunc func(ctx context.Context, kubeconfig []byte) (client.Client, error)
-
-// KubeconfigClusters connects to a runtime's cluster with the kubeconfig in its Secret.
-type KubeconfigClusters struct {
-	// Secrets reads the kubeconfig Secrets in the Runtimes' namespace.
-	Secrets client.Reader
-	// NewClient builds the client from the kubeconfig; nil is KubeconfigClient.
-	NewClient ClientFunc
-}
-
-// Connect implements RuntimeClusters.
-func (k KubeconfigClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Objects, error) {
-	secret := &corev1.Secret{}
-	if err := k.Secrets.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret); err != nil {
-		return nil, fmt.Errorf("get kubeconfig secret: %w", err)
-	}
-	newClient := k.NewClient
-	if newClient == nil {
-		newClient = KubeconfigClient
-	}
-	c, err := newClient(ctx, secret.Data[KubeconfigKey])
-	if err != nil {
-		return nil, fmt.Errorf("connect to runtime cluster: %w", err)
-	}
-	return c, nil
-}
 
 // createOrUpdate creates obj, or updates it when mutate changed it, as
 // controllerutil.CreateOrUpdate does over the narrower Objects. mutate sees the object as the

@@ -74,9 +74,11 @@ type Config struct {
 	// ACLConfigMap is the landscape's ConfigMap with the operators' and the control plane's
 	// addresses, which every API server access list includes; an empty name turns ACLs off.
 	ACLConfigMap types.NamespacedName
-	// Clusters connects to the runtimes' own clusters; Setup defaults it to KubeconfigClusters
-	// over Client.
+	// Clusters connects to the runtimes' own clusters; Setup defaults it to CachedClusters over
+	// Client, keeping RuntimeClients clients.
 	Clusters RuntimeClusters
+	// RuntimeClients bounds the runtime-cluster clients Setup keeps; 0 is DefaultRuntimeClients.
+	RuntimeClients int
 	// Policy is the retry policy of every step.
 	Policy retry.Policy
 	// ShootCreateDeadline bounds how long a shoot may take to become ready.

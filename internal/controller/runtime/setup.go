@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -40,7 +41,7 @@ const (
 // project, so a waiting step wakes when its shoot changes instead of polling at fixed intervals.
 func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, opts ...fsm.Option) error {
 	if cfg.Clusters == nil {
-		cfg.Clusters = KubeconfigClusters{Secrets: cfg.Client}
+		cfg.Clusters = NewCachedClusters(cfg.Client, KubeconfigClient, cmp.Or(cfg.RuntimeClients, DefaultRuntimeClients))
 	}
 	s := steps{cfg}
 	series, err := runtimeMetrics()

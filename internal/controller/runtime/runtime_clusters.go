@@ -1,0 +1,105 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/lru"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+)
+
+// DefaultRuntimeClients is how many runtime-cluster clients CachedClusters keeps by default.
+const DefaultRuntimeClients = 512
+
+// KubeconfigClusters connects to a runtime's cluster with the kubeconfig in its Secret, building
+// a new client on every call.
+type KubeconfigClusters struct {
+	// Secrets reads the kubeconfig Secrets in the Runtimes' namespace.
+	Secrets client.Reader
+	// NewClient builds the client from the kubeconfig; nil is KubeconfigClient.
+	NewClient ClientFunc
+}
+
+// Connect implements RuntimeClusters.
+func (k KubeconfigClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Objects, error) {
+	kubeconfig, err := readKubeconfig(ctx, k.Secrets, rt)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, k.NewClient, kubeconfig)
+}
+
+// CachedClusters connects like KubeconfigClusters, and keeps the clients it built: a client
+// learns the cluster's API (discovery) on first use of each kind and holds its connections, and
+// the steps that configure a runtime's cluster reach it on every pass, the periodic re-check of
+// a Ready runtime included. A client serves only the kubeconfig it was built from, so a rotated
+// kubeconfig builds a new one; at most size clients are kept, the least recently used goes
+// first. The Secret is read on every call, from the manager's cache.
+type CachedClusters struct {
+	secrets   client.Reader
+	newClient ClientFunc
+	clients   *lru.Cache
+}
+
+// cachedClient is a client and the hash of the kubeconfig it was built from.
+type cachedClient struct {
+	kubeconfig [sha256.Size]byte
+	client     client.Client
+}
+
+// NewCachedClusters returns a CachedClusters that keeps up to size clients (at least one);
+// newClient nil is KubeconfigClient.
+func NewCachedClusters(secrets client.Reader, newClient ClientFunc, size int) *CachedClusters {
+	return &CachedClusters{secrets: secrets, newClient: newClient, clients: lru.New(max(size, 1))}
+}
+
+// Connect implements RuntimeClusters.
+func (c *CachedClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Objects, error) {
+	kubeconfig, err := readKubeconfig(ctx, c.secrets, rt)
+	if err != nil {
+		return nil, err
+	}
+	key := types.NamespacedName{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}
+	sum := sha256.Sum256(kubeconfig)
+	if v, ok := c.clients.Get(key); ok {
+		if cached, _ := v.(cachedClient); cached.kubeconfig == sum {
+			return cached.client, nil
+		}
+	}
+	built, err := connect(ctx, c.newClient, kubeconfig)
+	if err != nil {
+		c.clients.Remove(key)
+		return nil, err
+	}
+	c.clients.Add(key, cachedClient{kubeconfig: sum, client: built})
+	return built, nil
+}
+
+// Len is how many clients are kept.
+func (c *CachedClusters) Len() int { return c.clients.Len() }
+
+// readKubeconfig returns the admin kubeconfig in rt's kubeconfig Secret.
+func readKubeconfig(ctx context.Context, secrets client.Reader, rt *infrav1.Runtime) ([]byte, error) {
+	secret := &corev1.Secret{}
+	if err := secrets.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret); err != nil {
+		return nil, fmt.Errorf("get kubeconfig secret: %w", err)
+	}
+	return secret.Data[KubeconfigKey], nil
+}
+
+// connect builds a client from kubeconfig with newClient, KubeconfigClient when nil.
+func connect(ctx context.Context, newClient ClientFunc, kubeconfig []byte) (client.Client, error) {
+	if newClient == nil {
+		newClient = KubeconfigClient
+	}
+	c, err := newClient(ctx, kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("connect to runtime cluster: %w", err)
+	}
+	return c, nil
+}
