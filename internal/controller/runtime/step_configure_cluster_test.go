@@ -1,0 +1,185 @@
+package runtime
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// adminBinding returns a binding that makes admin cluster-admin, with labels.
+func adminBinding(name, admin string, labels map[string]string) *rbacv1.ClusterRoleBinding {
+	b := &rbacv1.ClusterRoleBinding{
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: admin}},
+	}
+	b.Name, b.Labels = name, labels
+	return b
+}
+
+// clusterAdmins maps the runtime cluster's ClusterRoleBindings to the user they bind.
+func clusterAdmins(t *testing.T, w *world) map[string]string {
+	t.Helper()
+	list := &rbacv1.ClusterRoleBindingList{}
+	if err := w.runtime.List(t.Context(), list); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, b := range list.Items {
+		out[b.Name] = upstreamAdmin(&b)
+	}
+	return out
+}
+
+// TestConfigureCluster covers the preparation of the runtime cluster: the kyma-system namespace,
+// one cluster-admin binding per administrator, managed or upstream's, and the provisioning info.
+func TestConfigureCluster(t *testing.T) {
+	// The administrator of upstream's AWS example, and one the case may add.
+	const admin, second = "admin@myorg.com", "second@myorg.com"
+	managedBy := map[string]string{LabelManagedBy: FieldOwner}
+	upstream := map[string]string{"app": "kyma", LabelUpstreamReconcilerManagedBy: upstreamManager}
+	tests := []struct {
+		name string
+		// admins replace the Runtime's administrators when set.
+		admins []string
+		// existing are the bindings in the runtime cluster before the step.
+		existing []client.Object
+		// again runs the step once before the run under test.
+		again    bool
+		noSecret bool
+		faults   []fault
+		want     string
+		class    retry.Class
+		reason   string
+		// bindings are the runtime cluster's bindings afterwards: name to the user it makes
+		// cluster-admin.
+		bindings map[string]string
+	}{
+		{
+			name:     "prepares the cluster with one binding per administrator and completes provisioning",
+			admins:   []string{admin, second},
+			want:     "Done",
+			bindings: map[string]string{adminBindingName(admin): admin, adminBindingName(second): second},
+		},
+		{
+			name:     "a second run finds everything in place",
+			again:    true,
+			want:     "Done",
+			bindings: map[string]string{adminBindingName(admin): admin},
+		},
+		{
+			name: "a managed binding of an administrator no longer listed goes, one without the label stays",
+			existing: []client.Object{
+				adminBinding(adminBindingName(second), second, managedBy),
+				adminBinding("made-by-someone-else", "someone@myorg.com", nil),
+			},
+			want:     "Done",
+			bindings: map[string]string{adminBindingName(admin): admin, "made-by-someone-else": "someone@myorg.com"},
+		},
+		{
+			name:     "upstream's binding of a listed administrator stands for it",
+			existing: []client.Object{adminBinding("upstream-admin", admin, upstream)},
+			want:     "Done",
+			bindings: map[string]string{"upstream-admin": admin},
+		},
+		{
+			name:     "upstream's binding of an administrator no longer listed goes",
+			existing: []client.Object{adminBinding("upstream-admin", second, upstream)},
+			want:     "Done",
+			bindings: map[string]string{adminBindingName(admin): admin},
+		},
+		{
+			name:   "a failed create fails",
+			faults: []fault{{store: "runtime", verb: "create", kind: "ClusterRoleBinding", err: unavailable()}},
+			want:   "Fail(create administrator binding for " + admin + ": ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			bindings: map[string]string{},
+		},
+		{
+			name:   "a namespace that cannot be created fails",
+			faults: []fault{{store: "runtime", verb: "create", kind: "Namespace", err: unavailable()}},
+			want:   "Fail(create namespace " + KymaNamespace + ": ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			bindings: map[string]string{},
+		},
+		{
+			name:     "a runtime without kubeconfig Secret fails",
+			noSecret: true,
+			want:     "Fail(get kubeconfig secret: ", class: retry.ClassTransient, reason: retry.ReasonNotFound,
+			bindings: map[string]string{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			if tt.admins != nil {
+				rt.Spec.Security.Administrators = tt.admins
+			}
+			var objs []client.Object
+			if !tt.noSecret {
+				objs = append(objs, reachable(rt))
+			}
+			w := newWorld(t, objs...)
+			for _, o := range tt.existing {
+				w.create(w.runtime, o)
+			}
+			if tt.again {
+				if out := w.steps.configureCluster(t.Context(), rt.DeepCopy()); outcome(out) != "Done" {
+					t.Fatalf("first run: %s", out)
+				}
+			}
+			for _, f := range tt.faults {
+				w.fail(f)
+			}
+
+			out := w.steps.configureCluster(t.Context(), rt)
+
+			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			w.heal()
+			if got := clusterAdmins(t, w); !maps.Equal(got, tt.bindings) {
+				t.Errorf("cluster-admin bindings %v, want %v", got, tt.bindings)
+			}
+			done := out.Err() == nil
+			if rt.Status.ProvisioningCompleted != done || conditionTrue(rt, infrav1.ConditionConfigured) != done {
+				t.Errorf("provisioning completed %t, %s true %t, want both %t",
+					rt.Status.ProvisioningCompleted, infrav1.ConditionConfigured, conditionTrue(rt, infrav1.ConditionConfigured), done)
+			}
+			if !done {
+				return
+			}
+			ns := &corev1.Namespace{}
+			ns.Name = KymaNamespace
+			w.get(w.runtime, ns)
+			checkProvisioningInfo(t, w, rt)
+		})
+	}
+}
+
+// checkProvisioningInfo fails the test unless the runtime cluster holds rt's
+// kyma-provisioning-info, naming its region and its worker pool.
+func checkProvisioningInfo(t *testing.T, w *world, rt *infrav1.Runtime) {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	cm.Name, cm.Namespace = ProvisioningInfoName, KymaNamespace
+	w.get(w.runtime, cm)
+	if cm.Labels[LabelManagedBy] != FieldOwner {
+		t.Errorf("%s labels %v, want %s=%s", ProvisioningInfoName, cm.Labels, LabelManagedBy, FieldOwner)
+	}
+	var details provisioningDetails
+	if err := yaml.UnmarshalStrict([]byte(cm.Data["details"]), &details); err != nil {
+		t.Fatalf("details of %s: %v", ProvisioningInfoName, err)
+	}
+	pool := rt.Spec.Shoot.Provider.Workers[0]
+	want := workerPool{Name: pool.Name, MachineType: pool.Machine.Type, HAZones: true, AutoScalerMin: pool.Minimum, AutoScalerMax: pool.Maximum}
+	if details.Region != rt.Spec.Shoot.Region || details.WorkerPools.Kyma != want {
+		t.Errorf("details name region %q and pool %+v, want %q and %+v", details.Region, details.WorkerPools.Kyma, rt.Spec.Shoot.Region, want)
+	}
+	if !strings.Contains(cm.Data["details"], "region: "+rt.Spec.Shoot.Region) {
+		t.Errorf("details %q do not name the region as upstream does", cm.Data["details"])
+	}
+}

@@ -1,0 +1,132 @@
+package runtime
+
+import (
+	"testing"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// TestWaitForShootDeletion covers the wait for the shoot to disappear: the Gardener status is
+// mirrored while it is there, a failed deletion is reported, any other operation waited out.
+func TestWaitForShootDeletion(t *testing.T) {
+	// deleting returns rt's shoot of generation 3 being deleted, whose last operation Gardener
+	// reports for observed generation observed, with lastErrors of the codes when there are any.
+	deleting := func(rt *infrav1.Runtime, typ gardencorev1beta1.LastOperationType, state gardencorev1beta1.LastOperationState, observed int64, codes ...gardencorev1beta1.ErrorCode) *gardencorev1beta1.Shoot {
+		s := testShoot(rt)
+		s.Generation = 3
+		s.Finalizers = []string{"gardener"}
+		s.DeletionTimestamp = &metav1.Time{Time: t0}
+		s.Status.ObservedGeneration = observed
+		s.Status.LastOperation = &gardencorev1beta1.LastOperation{Type: typ, State: state, Progress: 40, Description: string(typ) + " " + string(state)}
+		if codes != nil {
+			s.Status.LastErrors = []gardencorev1beta1.LastError{{Description: "the provider said no", Codes: codes}}
+		}
+		return s
+	}
+	const (
+		del       = gardencorev1beta1.LastOperationTypeDelete
+		reconcile = gardencorev1beta1.LastOperationTypeReconcile
+		failed    = gardencorev1beta1.LastOperationStateFailed
+	)
+	tests := []struct {
+		name string
+		// shoot is rt's shoot in the garden, nil for none.
+		shoot  func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot
+		faults []fault
+		want   string
+		class  retry.Class
+		reason string
+		// mirrored is the last operation in rt.Status.Gardener ("type state"), "" for none.
+		mirrored string
+		// mirroredErrors is the number of last errors there.
+		mirroredErrors int
+	}{
+		{
+			name: "a shoot that is gone moves on, deprovisioned",
+			want: "Next(DeleteAuthentication)",
+		},
+		{
+			name: "a shoot being deleted is waited for, its Gardener status mirrored",
+			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
+				return deleting(rt, del, gardencorev1beta1.LastOperationStateProcessing, 3)
+			},
+			want: "Wait(30s, shoot rt is being deleted)", mirrored: "Delete Processing",
+		},
+		{
+			name: "a failed deletion is reported",
+			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
+				return deleting(rt, del, failed, 3, "ERR_SOMETHING_NEW")
+			},
+			want:  "Fail(" + gardener.ReasonShootOperationFailed + ": shoot garden-kyma/rt: Delete failed [ERR_SOMETHING_NEW]: the provider said no)",
+			class: retry.ClassTransient, reason: gardener.ReasonShootOperationFailed, mirrored: "Delete Failed", mirroredErrors: 1,
+		},
+		{
+			name: "a deletion failed for a user error is terminal",
+			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
+				return deleting(rt, del, failed, 3, gardencorev1beta1.ErrorInfraUnauthorized)
+			},
+			want:  "Fail(InfraUnauthorized: shoot garden-kyma/rt: Delete failed [" + string(gardencorev1beta1.ErrorInfraUnauthorized) + "]",
+			class: retry.ClassTerminal, reason: "InfraUnauthorized", mirrored: "Delete Failed", mirroredErrors: 1,
+		},
+		{
+			name: "a failed operation of another type is waited out",
+			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
+				return deleting(rt, reconcile, failed, 3, "ERR_SOMETHING_NEW")
+			},
+			want: "Wait(30s, shoot rt is being deleted)", mirrored: "Reconcile Failed", mirroredErrors: 1,
+		},
+		{
+			name: "a deletion that failed for an older generation is waited out",
+			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
+				return deleting(rt, del, failed, 2, "ERR_SOMETHING_NEW")
+			},
+			want: "Wait(30s, shoot rt is being deleted)", mirrored: "Delete Failed", mirroredErrors: 1,
+		},
+		{
+			name:   "a shoot that cannot be read fails",
+			shoot:  func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot { return deleting(rt, del, failed, 3) },
+			faults: []fault{{store: "garden", verb: "get", kind: "Shoot", err: unavailable()}},
+			want:   "Fail(get shoot rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			var objs []client.Object
+			if tt.shoot != nil {
+				objs = append(objs, tt.shoot(rt))
+			}
+			w := newWorld(t, objs...)
+			for _, f := range tt.faults {
+				w.fail(f)
+			}
+
+			out := w.steps.waitForShootDeletion(t.Context(), rt)
+
+			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			if got, want := conditionTrue(rt, infrav1.ConditionDeprovisioned), tt.shoot == nil; got != want {
+				t.Errorf("%s true %t, want %t", infrav1.ConditionDeprovisioned, got, want)
+			}
+			mirrored, errs := "", 0
+			if g := rt.Status.Gardener; g != nil {
+				if g.LastOperation != nil {
+					mirrored = g.LastOperation.Type + " " + g.LastOperation.State
+				}
+				errs = len(g.LastErrors)
+			}
+			if mirrored != tt.mirrored || errs != tt.mirroredErrors {
+				t.Errorf("mirrored %q with %d errors, want %q with %d", mirrored, errs, tt.mirrored, tt.mirroredErrors)
+			}
+			if got := rt.Status.ShootLastOperation != nil; got != (tt.mirrored != "") {
+				t.Errorf("upstream's shootLastOperation set %t, want %t", got, tt.mirrored != "")
+			}
+			checkWrites(t, w, "garden")
+		})
+	}
+}
