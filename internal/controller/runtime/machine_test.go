@@ -275,3 +275,39 @@ func readyReason(rt *infrav1.Runtime) string {
 func reconcileRequest(key types.NamespacedName) reconcile.Request {
 	return reconcile.Request{NamespacedName: key}
 }
+
+// TestMachineReCheckWritesNothing: the periodic re-checks of a Ready runtime whose shoot did
+// not drift read the garden and the runtime cluster, and write to neither.
+func TestMachineReCheckWritesNothing(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	w := newWorld(t, rt)
+	f := newFleet(t, w)
+	f.run(t, rt, time.Hour, ready)
+
+	w.resetCalls()
+	end := w.clock.Now().Add(3 * time.Hour)
+	passes := 0
+	for ; w.clock.Now().Before(end); passes++ {
+		wait := f.pass(t, rt)
+		if wait <= 0 {
+			t.Fatal("a Ready runtime asked for no re-check")
+		}
+		w.clock.Step(wait)
+	}
+
+	stored := &infrav1.Runtime{}
+	stored.Name, stored.Namespace = rt.Name, rt.Namespace
+	w.get(w.kcp, stored)
+	if !ready(stored) {
+		t.Fatalf("the re-checks left the runtime %s", stored.Status.State)
+	}
+	if reads := w.reads("garden", "Shoot"); reads < 2 {
+		t.Fatalf("%d passes in 3h read the shoot %d times: the re-check did not run", passes, reads)
+	}
+	for _, store := range []string{"garden", "runtime"} {
+		if got := w.writes(store); len(got) > 0 {
+			t.Errorf("%d passes wrote to %s: %q", passes, store, got)
+		}
+	}
+	t.Logf("%d passes in 3h; kcp writes %q", passes, w.writes("kcp"))
+}

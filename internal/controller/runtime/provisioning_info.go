@@ -6,6 +6,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -95,6 +96,17 @@ func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1
 	ac, err := applyConfiguration(cm)
 	if err != nil {
 		return err
+	}
+	current := &corev1.ConfigMap{}
+	switch err := c.Get(ctx, client.ObjectKeyFromObject(cm), current); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("get %s/%s: %w", KymaNamespace, ProvisioningInfoName, err)
+	default:
+		if same, err := upToDate(ac, current); err == nil && same {
+			// A re-check finds it as the Runtime asks: nothing to write.
+			return nil
+		}
 	}
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply %s/%s: %w", KymaNamespace, ProvisioningInfoName, err)

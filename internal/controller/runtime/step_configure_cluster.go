@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -25,10 +26,8 @@ func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Ou
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	ns := &corev1.Namespace{}
-	ns.Name = KymaNamespace
-	if err := client.IgnoreAlreadyExists(c.Create(ctx, ns)); err != nil {
-		return fsm.Fail(fmt.Errorf("create namespace %s: %w", KymaNamespace, err))
+	if err := ensureNamespace(ctx, c, KymaNamespace); err != nil {
+		return fsm.Fail(err)
 	}
 	setCondition(rt, infrav1.ConditionKymaSystemNSCreated, true, "KymaSystemCreated", "kyma-system namespace created")
 	if err := reconcileAdministrators(ctx, c, rt.Spec.Security.Administrators); err != nil {
@@ -40,6 +39,24 @@ func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Ou
 	setCondition(rt, infrav1.ConditionConfigured, true, "RuntimeConfigured", "Namespace and administrator bindings are in place")
 	rt.Status.ProvisioningCompleted = true
 	return fsm.Done()
+}
+
+// ensureNamespace creates the namespace unless it exists: a re-check reads it, and writes
+// nothing.
+func ensureNamespace(ctx context.Context, c Objects, name string) error {
+	ns := &corev1.Namespace{}
+	err := c.Get(ctx, client.ObjectKey{Name: name}, ns)
+	switch {
+	case err == nil:
+		return nil
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("get namespace %s: %w", name, err)
+	}
+	ns.Name = name
+	if err := client.IgnoreAlreadyExists(c.Create(ctx, ns)); err != nil {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return nil
 }
 
 // upstreamAdminLabels are the labels of the administrator bindings upstream creates.

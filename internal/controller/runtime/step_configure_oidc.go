@@ -70,10 +70,14 @@ func reconcileOpenIDConnects(ctx context.Context, c Objects, want []*unstructure
 	keep := make(map[string]bool, len(want))
 	for _, o := range want {
 		o.SetLabels(map[string]string{LabelManagedBy: FieldOwner})
+		keep[o.GetName()] = true
+		if holdsAll(have, o) {
+			// A re-check finds it as wanted: nothing to write.
+			continue
+		}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("apply OpenIDConnect %s: %w", o.GetName(), err)
 		}
-		keep[o.GetName()] = true
 	}
 	for i := range have {
 		o := &have[i]
@@ -85,4 +89,16 @@ func reconcileOpenIDConnects(ctx context.Context, c Objects, want []*unstructure
 		}
 	}
 	return nil
+}
+
+// holdsAll reports whether one of have is want by name and holds every value want sets, its
+// managed-by label included, so applying want would change nothing.
+func holdsAll(have []unstructured.Unstructured, want *unstructured.Unstructured) bool {
+	for i := range have {
+		if have[i].GetName() == want.GetName() {
+			same, err := upToDate(want, have[i].Object)
+			return err == nil && same
+		}
+	}
+	return false
 }

@@ -234,6 +234,19 @@ func (w *world) writes(store string) []string {
 	return out
 }
 
+// reads counts the reads of kind from store since the last reset.
+func (w *world) reads(store, kind string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, c := range w.calls {
+		if c == store+" get "+kind || c == store+" list "+kind {
+			n++
+		}
+	}
+	return n
+}
+
 // resetCalls forgets the calls so far.
 func (w *world) resetCalls() { w.mu.Lock(); w.calls = nil; w.mu.Unlock() }
 
