@@ -10,12 +10,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
+	"github.com/runtime-ops/infrastructure-manager/internal/manifest"
 )
 
 // startProgress watches the Runtimes and GardenerClusters of the runtime namespace through
 // informers and prints a line whenever what the tracker shows of one changes.
-func (e *env) startProgress(ctx context.Context, cp *localenv.ControlPlane, tracker *localenv.Tracker) error {
+func (e *env) startProgress(ctx context.Context, cp *controlplane.ControlPlane, tracker *localenv.Tracker) error {
 	c, err := cache.New(cp.Config, cache.Options{
 		Scheme:            cp.Client.Scheme(),
 		DefaultNamespaces: map[string]cache.Config{runtimeNamespace: {}},
@@ -86,8 +88,8 @@ func (e *env) print(lines []string) {
 
 // applySamples creates every object of the samples directory, recording when each Runtime was
 // applied so the tracker can time it to Ready.
-func (e *env) applySamples(ctx context.Context, cp *localenv.ControlPlane, tracker *localenv.Tracker) error {
-	manifests, err := localenv.ReadManifests(e.s.samples)
+func (e *env) applySamples(ctx context.Context, cp *controlplane.ControlPlane, tracker *localenv.Tracker) error {
+	manifests, err := manifest.ReadDir(e.s.samples)
 	if err != nil {
 		return err
 	}
@@ -104,7 +106,7 @@ func (e *env) applySamples(ctx context.Context, cp *localenv.ControlPlane, track
 			}
 			tracker.Applied(ns, obj.GetName(), time.Now())
 		}
-		existed, err := localenv.Create(ctx, cp.Client, obj)
+		existed, err := controlplane.Create(ctx, cp.Client, obj)
 		if err != nil {
 			return fmt.Errorf("sample %s: %w", m.File, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
@@ -122,7 +123,7 @@ func preflight(s settings) error {
 	if _, err := os.Stat(crdDir); err != nil {
 		return fmt.Errorf("run from the repository root ('make run' does): %w", err)
 	}
-	if err := localenv.CheckAssets(s.assets); err != nil {
+	if err := controlplane.CheckAssets(s.assets); err != nil {
 		return err
 	}
 	if _, err := os.Stat(s.samples); err != nil {
@@ -184,7 +185,7 @@ func (e *env) unwind() error {
 // Each phase checks for an interrupt before it begins.
 func (e *env) start(ctx context.Context, sc scenario.Scenario) error {
 	var (
-		cp  *localenv.ControlPlane
+		cp  *controlplane.ControlPlane
 		sim *gardensim.Simulator
 		err error
 	)
@@ -211,15 +212,15 @@ func (e *env) start(ctx context.Context, sc scenario.Scenario) error {
 // errInterrupted ends the start-up on Ctrl-C; it is no failure.
 var errInterrupted = errors.New("interrupted during start-up")
 
-func (e *env) startControlPlane(ctx context.Context) (*localenv.ControlPlane, error) {
+func (e *env) startControlPlane(ctx context.Context) (*controlplane.ControlPlane, error) {
 	e.out.Linef("Control plane: starting etcd and kube-apiserver from %s ...", e.s.assets)
 	began := time.Now()
 	scheme, err := manager.NewScheme()
 	if err != nil {
 		return nil, err
 	}
-	cp, err := localenv.StartControlPlane(ctx, localenv.ControlPlaneOptions{
-		Assets: e.s.assets, CRDDir: crdDir, AdmissionDir: admissionDir, Scheme: scheme,
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		Assets: e.s.assets, CRDDirs: []string{crdDir}, AdmissionDir: admissionDir, Scheme: scheme,
 	})
 	if err != nil {
 		return nil, err
@@ -305,7 +306,7 @@ func (e *env) startMonitoring(ctx context.Context) error {
 	e.push(name, m.Stop)
 	for _, p := range m.Processes() {
 		go func() {
-			<-p.Exited()
+			<-p.Done()
 			if !e.stopping.Load() {
 				e.out.Linef("Monitoring: %s exited by itself; the rest keeps running (its log is in %s/%s).", p.Name(), e.s.workDir, p.Name())
 			}
@@ -337,7 +338,7 @@ func (e *env) startAlertReceiver() (string, error) {
 }
 
 // startManager runs the manager in this process with short, demo-friendly retry settings.
-func (e *env) startManager(cp *localenv.ControlPlane, sim *gardensim.Simulator) error {
+func (e *env) startManager(cp *controlplane.ControlPlane, sim *gardensim.Simulator) error {
 	o := manager.DefaultOptions()
 	o.GardenProject = gardenProject
 	o.Policy = retry.Policy{Initial: 2 * time.Second, Factor: 2, Cap: 30 * time.Second, MaxAttempts: 6, MaxDuration: 0, Jitter: 0.5}

@@ -1,18 +1,17 @@
 package deploy
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/manifest"
 )
 
 // DefaultDir is the shipped kustomization, relative to the repository root.
@@ -71,18 +70,9 @@ func setImage(m resmap.ResMap, image string) error {
 
 // Objects decodes a rendered YAML stream, in order.
 func Objects(rendered []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, fmt.Errorf("decode rendered manifests: %w", err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	objs, err := manifest.Decode(rendered)
+	if err != nil {
+		return nil, fmt.Errorf("decode rendered manifests: %w", err)
 	}
+	return objs, nil
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
 )
 
 // MetricsJob is the Prometheus job of the manager's metrics; the rules select it.
@@ -93,7 +95,7 @@ type Monitoring struct {
 	// Logs are the log files of the processes.
 	Logs []string
 
-	procs []*Process
+	procs []*subprocess.Process
 }
 
 // StartMonitoring starts Alertmanager (if given), then Prometheus scraping the manager every 5s
@@ -127,7 +129,7 @@ func (m *Monitoring) startAlertmanager(ctx context.Context, o MonitoringOptions)
 	if err := os.WriteFile(cfg, AlertmanagerConfig(raw, o.ReceiverAddr), 0o600); err != nil {
 		return "", fmt.Errorf("write Alertmanager configuration: %w", err)
 	}
-	addr, err := LoopbackAddress(o.AlertmanagerPort)
+	addr, err := subprocess.LoopbackAddress(o.AlertmanagerPort)
 	if err != nil {
 		return "", err
 	}
@@ -142,7 +144,7 @@ func (m *Monitoring) startAlertmanager(ctx context.Context, o MonitoringOptions)
 	}
 	m.AlertmanagerURL = "http://" + addr
 	if err := p.WaitHTTP(ctx, m.AlertmanagerURL+"/-/ready", 30*time.Second); err != nil {
-		return "", fmt.Errorf("%w (log %s)", err, logFile)
+		return "", fmt.Errorf("see %s: %w", logFile, err)
 	}
 	return addr, nil
 }
@@ -163,7 +165,7 @@ func (m *Monitoring) startPrometheus(ctx context.Context, o MonitoringOptions, a
 	if err := os.WriteFile(cfg, PrometheusConfig(o.MetricsAddr, rules, amAddr), 0o600); err != nil {
 		return fmt.Errorf("write Prometheus configuration: %w", err)
 	}
-	addr, err := LoopbackAddress(o.PrometheusPort)
+	addr, err := subprocess.LoopbackAddress(o.PrometheusPort)
 	if err != nil {
 		return err
 	}
@@ -177,21 +179,15 @@ func (m *Monitoring) startPrometheus(ctx context.Context, o MonitoringOptions, a
 	}
 	m.PrometheusURL = "http://" + addr
 	if err := p.WaitHTTP(ctx, m.PrometheusURL+"/-/ready", 60*time.Second); err != nil {
-		return fmt.Errorf("%w (log %s)", err, logFile)
+		return fmt.Errorf("see %s: %w", logFile, err)
 	}
 	return nil
 }
 
 // start runs one binary with its output in dir/<name>.log.
-func (m *Monitoring) start(name, dir, bin string, args ...string) (*Process, string, error) {
+func (m *Monitoring) start(name, dir, bin string, args ...string) (*subprocess.Process, string, error) {
 	logFile := filepath.Join(dir, name+".log")
-	f, err := os.Create(logFile)
-	if err != nil {
-		return nil, "", fmt.Errorf("create %s log: %w", name, err)
-	}
-	// The child holds its own descriptor; ours is not needed once it runs.
-	defer func() { _ = f.Close() }()
-	p, err := StartProcess(name, f, bin, args...)
+	p, err := subprocess.Start(name, subprocess.Options{Log: logFile}, bin, args...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -201,7 +197,7 @@ func (m *Monitoring) start(name, dir, bin string, args ...string) (*Process, str
 }
 
 // Processes are the running processes, in start order.
-func (m *Monitoring) Processes() []*Process { return m.procs }
+func (m *Monitoring) Processes() []*subprocess.Process { return m.procs }
 
 // Stop ends the processes in reverse start order: Prometheus first, so it sends nothing to a
 // stopped Alertmanager.

@@ -12,31 +12,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/manifest"
 )
 
 // repoRoot is the repository root seen from this package's directory.
 var repoRoot = filepath.Join("..", "..")
 
-func TestDecodeObjects(t *testing.T) {
-	t.Parallel()
-	objs, err := DecodeObjects([]byte("# comment only\n---\nkind: A\nmetadata: {name: a}\n---\n---\nkind: B\nmetadata: {name: b}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(objs) != 2 || objs[0].GetName() != "a" || objs[1].GetKind() != "B" {
-		t.Errorf("got %d objects %v, want a and b", len(objs), objs)
-	}
-	if _, err := DecodeObjects([]byte("kind: [unclosed")); err == nil {
-		t.Error("broken YAML: got no error")
-	}
-}
-
 // TestSamplesAreAcceptedByTheAPIServer creates every sample on a real API server with the CRDs
 // and admission policy of the repository, so a sample that drifts from the API fails here and
 // not in front of a newcomer running `make run`. It also checks what the scenarios rely on.
 func TestSamplesAreAcceptedByTheAPIServer(t *testing.T) {
-	manifests, err := ReadManifests(filepath.Join(repoRoot, "config", "samples"))
+	manifests, err := manifest.ReadDir(filepath.Join(repoRoot, "config", "samples"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +49,9 @@ func TestSamplesAreAcceptedByTheAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := StartControlPlane(ctx, ControlPlaneOptions{
+	cp, err := controlplane.Start(ctx, controlplane.Options{
 		Assets: assets, Scheme: scheme,
-		CRDDir:       filepath.Join(repoRoot, "config", "crd", "bases"),
+		CRDDirs:      []string{filepath.Join(repoRoot, "config", "crd", "bases")},
 		AdmissionDir: filepath.Join(repoRoot, "config", "admission"),
 	})
 	if err != nil {
@@ -78,10 +66,10 @@ func TestSamplesAreAcceptedByTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range manifests {
-		if existed, err := Create(ctx, cp.Client, m.Object); err != nil || existed {
+		if existed, err := controlplane.Create(ctx, cp.Client, m.Object); err != nil || existed {
 			t.Errorf("%s: existed %v, error %v; want created", m.File, existed, err)
 		}
-		if existed, err := Create(ctx, cp.Client, m.Object); err != nil || !existed {
+		if existed, err := controlplane.Create(ctx, cp.Client, m.Object); err != nil || !existed {
 			t.Errorf("%s again: existed %v, error %v; want tolerated", m.File, existed, err)
 		}
 		rt := &infrav1.Runtime{}
@@ -95,13 +83,14 @@ func TestSamplesAreAcceptedByTheAPIServer(t *testing.T) {
 	assertAdmissionRejectsMissingLabels(ctx, t, cp, manifests[0])
 }
 
-// assertAdmissionRejectsMissingLabels shows the policy is in force once StartControlPlane returns.
-func assertAdmissionRejectsMissingLabels(ctx context.Context, t *testing.T, cp *ControlPlane, m Manifest) {
+// assertAdmissionRejectsMissingLabels shows the policy is in force once controlplane.Start
+// returns.
+func assertAdmissionRejectsMissingLabels(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, m manifest.Object) {
 	t.Helper()
 	obj := m.Object.DeepCopy()
 	obj.SetName("no-labels")
 	obj.SetLabels(nil)
-	_, err := Create(ctx, cp.Client, obj)
+	_, err := controlplane.Create(ctx, cp.Client, obj)
 	if !apierrors.IsInvalid(err) {
 		t.Errorf("a Runtime without labels: got %v, want Invalid", err)
 	}

@@ -20,9 +20,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admin"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/cloudprofiles"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/controllerregistrations"
@@ -36,7 +36,7 @@ import (
 // concurrent use; Stop ends it.
 type Simulator struct {
 	opts     options
-	env      *envtest.Environment
+	cp       *controlplane.ControlPlane
 	garden   *rest.Config
 	client   client.Client
 	faults   *fault.Injector
@@ -82,45 +82,36 @@ func (s *Simulator) start(ctx context.Context) error {
 		return err
 	}
 	began := time.Now()
-	env, err := newGardenEnv(s.opts)
-	if err != nil {
-		return err
-	}
-	s.env = env
-	if s.garden, err = env.Start(); err != nil {
-		return fmt.Errorf("start garden API server: %w", err)
-	}
 	scheme, err := newScheme()
 	if err != nil {
 		return err
 	}
-	c, err := client.New(s.garden, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("build garden client: %w", err)
+	if s.cp, err = startGarden(ctx, s.opts, scheme); err != nil {
+		return err
 	}
-	s.client = c
-	if err := createProjects(ctx, c, s.opts.projects); err != nil {
+	s.garden, s.client = s.cp.Config, s.cp.Client
+	if err := createProjects(ctx, s.client, s.opts.projects); err != nil {
 		return err
 	}
 	profiles, err := cloudprofiles.Read()
 	if err != nil {
 		return err
 	}
-	if err := createCloudProfiles(ctx, c, profiles); err != nil {
+	if err := createCloudProfiles(ctx, s.client, profiles); err != nil {
 		return err
 	}
 	registrations, err := controllerregistrations.Read()
 	if err != nil {
 		return err
 	}
-	if err := createControllerRegistrations(ctx, c, registrations, s.opts.unregisteredExtensions); err != nil {
+	if err := createControllerRegistrations(ctx, s.client, registrations, s.opts.unregisteredExtensions); err != nil {
 		return err
 	}
 	unready := append(slices.Clone(s.opts.unreadyRegions), s.opts.scenario.UnreadySeedRegions...)
-	if err := createSeeds(ctx, c, profiles, unready); err != nil {
+	if err := createSeeds(ctx, s.client, profiles, unready); err != nil {
 		return err
 	}
-	s.pool = shootcluster.NewPool(env.ControlPlane.Etcd.URL,
+	s.pool = shootcluster.NewPool(s.cp.EtcdURL(),
 		shootcluster.WithMode(s.opts.shootMode),
 		shootcluster.WithAssets(s.opts.assets),
 		shootcluster.WithOutput(s.opts.processOutput),
@@ -235,8 +226,8 @@ func (s *Simulator) Stop() error {
 		if s.pool != nil {
 			errs = append(errs, s.pool.Close())
 		}
-		if s.env != nil {
-			errs = append(errs, wrap("stop garden API server", s.env.Stop()))
+		if s.cp != nil {
+			errs = append(errs, wrap("stop garden API server", s.cp.Stop()))
 		}
 		s.stopErr = errors.Join(errs...)
 	})
