@@ -69,7 +69,7 @@ func TestConfigureCluster(t *testing.T) {
 			bindings: map[string]string{adminBindingName(admin): admin, adminBindingName(second): second},
 		},
 		{
-			name:     "a second run finds everything in place",
+			name:     "a second run finds everything in place and writes nothing",
 			again:    true,
 			want:     "Done",
 			bindings: map[string]string{adminBindingName(admin): admin},
@@ -132,6 +132,7 @@ func TestConfigureCluster(t *testing.T) {
 				if out := w.steps.configureCluster(t.Context(), rt.DeepCopy()); outcome(out) != "Done" {
 					t.Fatalf("first run: %s", out)
 				}
+				w.resetCalls()
 			}
 			for _, f := range tt.faults {
 				w.fail(f)
@@ -140,6 +141,9 @@ func TestConfigureCluster(t *testing.T) {
 			out := w.steps.configureCluster(t.Context(), rt)
 
 			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			if tt.again {
+				checkWrites(t, w, "runtime")
+			}
 			w.heal()
 			if got := clusterAdmins(t, w); !maps.Equal(got, tt.bindings) {
 				t.Errorf("cluster-admin bindings %v, want %v", got, tt.bindings)

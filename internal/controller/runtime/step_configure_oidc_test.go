@@ -62,6 +62,8 @@ func TestConfigureOIDC(t *testing.T) {
 		setup func(w *world, rt *infrav1.Runtime)
 		// existing are the OpenIDConnects in the runtime cluster before the step.
 		existing []*unstructured.Unstructured
+		// again runs the step once before the run under test, which then writes nothing.
+		again bool
 		// noSecret leaves rt's kubeconfig Secret out.
 		noSecret bool
 		faults   []fault
@@ -75,6 +77,12 @@ func TestConfigureOIDC(t *testing.T) {
 	}{
 		{
 			name:    "applies the Runtime's additional provider as a managed OpenIDConnect",
+			want:    "Next(ConfigureCluster)",
+			issuers: map[string]string{gardener.OpenIDConnectName(0): runtimeIssuer}, managed: []string{gardener.OpenIDConnectName(0)},
+		},
+		{
+			name:    "a second run writes nothing",
+			again:   true,
 			want:    "Next(ConfigureCluster)",
 			issuers: map[string]string{gardener.OpenIDConnectName(0): runtimeIssuer}, managed: []string{gardener.OpenIDConnectName(0)},
 		},
@@ -167,6 +175,12 @@ func TestConfigureOIDC(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(w, rt)
 			}
+			if tt.again {
+				if out := w.steps.configureOIDC(t.Context(), rt.DeepCopy()); out.Err() != nil {
+					t.Fatalf("first run: %s", out)
+				}
+				w.resetCalls()
+			}
 			for _, f := range tt.faults {
 				w.fail(f)
 			}
@@ -174,6 +188,9 @@ func TestConfigureOIDC(t *testing.T) {
 			out := w.steps.configureOIDC(t.Context(), rt)
 
 			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			if tt.again {
+				checkWrites(t, w, "runtime")
+			}
 			if got, want := conditionTrue(rt, infrav1.ConditionOidcConfigured), out.Err() == nil; got != want {
 				t.Errorf("%s true %t, want %t", infrav1.ConditionOidcConfigured, got, want)
 			}
