@@ -14,8 +14,10 @@ import (
 )
 
 // waitForShootDeletion waits until the shoot is gone. A failed Delete operation is reported to
-// the engine, which retries the deletion step's wait under its policy; the Runtime keeps its
-// finalizer, and stays visible, until the shoot is gone.
+// the engine, classified by Gardener's error codes: one that may pass is retried under the
+// step's policy, one that needs a person (the provider refused the credentials, say) fails the
+// Runtime at once. Either way the Runtime keeps its finalizer, and stays visible, until the
+// shoot is gone.
 func (s steps) waitForShootDeletion(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	shoot := &gardencorev1beta1.Shoot{}
 	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
