@@ -127,9 +127,7 @@ func TestApplyAuthentication(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(w, rt)
 			}
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			out := w.steps.applyAuthentication(t.Context(), rt)
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -83,12 +82,12 @@ func TestApplyShoot(t *testing.T) {
 		{
 			name:   "Gardener unavailable is retried",
 			faults: []fault{{store: "garden", verb: "apply", kind: "Shoot", err: apierrors.NewServiceUnavailable("try later")}},
-			want:   "Fail(apply shoot rt:", class: retry.ClassTransient, writes: []string{"apply Shoot"},
+			want:   "Fail(apply shoot rt:", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable, writes: []string{"apply Shoot"},
 		},
 		{
 			name:   "a failed read of the shoot writes nothing",
 			faults: []fault{{store: "garden", verb: "get", kind: "Shoot", err: apierrors.NewTooManyRequests("slow down", 3)}},
-			want:   "Fail(get shoot rt:", class: retry.ClassThrottled,
+			want:   "Fail(get shoot rt:", class: retry.ClassThrottled, reason: retry.ReasonTooManyRequests,
 		},
 		{
 			name: "no ready seed in the enforced region fails before the shoot is created",
@@ -119,22 +118,13 @@ func TestApplyShoot(t *testing.T) {
 			if tt.runtime != nil {
 				tt.runtime(rt)
 			}
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 			w.resetCalls()
 
 			out := w.steps.applyShoot(t.Context(), rt)
 
-			if got := outcome(out); !strings.HasPrefix(got, tt.want) {
-				t.Errorf("outcome %s, want %s…", got, tt.want)
-			}
-			if c := retry.Classify(out.Err()); c.Reason != tt.reason && tt.reason != "" || c.Class != tt.class {
-				t.Errorf("classified %s/%s, want %s/%s", c.Class, c.Reason, tt.class, tt.reason)
-			}
-			if got := w.writes("garden"); !slices.Equal(got, tt.writes) {
-				t.Errorf("garden writes %q, want %q", got, tt.writes)
-			}
+			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			checkWrites(t, w, "garden", tt.writes...)
 		})
 	}
 }

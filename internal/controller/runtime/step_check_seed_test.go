@@ -129,9 +129,7 @@ func TestCheckSeed(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.resetCalls()
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			err := w.steps.checkSeed(t.Context(), rt)
 

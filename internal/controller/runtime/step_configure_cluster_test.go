@@ -134,9 +134,7 @@ func TestConfigureCluster(t *testing.T) {
 				}
 				w.resetCalls()
 			}
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			out := w.steps.configureCluster(t.Context(), rt)
 

@@ -181,9 +181,7 @@ func TestConfigureOIDC(t *testing.T) {
 				}
 				w.resetCalls()
 			}
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			out := w.steps.configureOIDC(t.Context(), rt)
 

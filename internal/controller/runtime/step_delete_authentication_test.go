@@ -81,9 +81,7 @@ func TestDeleteAuthentication(t *testing.T) {
 				objs = append(objs, authConfig(rt, labels))
 			}
 			w := newWorld(t, objs...)
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			out := w.steps.deleteAuthentication(t.Context(), rt)
 

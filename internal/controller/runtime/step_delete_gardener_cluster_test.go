@@ -126,9 +126,7 @@ func TestDeleteGardenerCluster(t *testing.T) {
 				objs = append(objs, tt.secret(rt))
 			}
 			w := newWorld(t, objs...)
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			out := w.steps.deleteGardenerCluster(t.Context(), rt)
 

@@ -98,9 +98,7 @@ func TestDeleteShoot(t *testing.T) {
 				objs = append(objs, tt.shoot(rt))
 			}
 			w := newWorld(t, objs...)
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			out := w.steps.deleteShoot(t.Context(), rt)
 

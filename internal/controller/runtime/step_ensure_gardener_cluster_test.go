@@ -118,9 +118,7 @@ func TestEnsureGardenerCluster(t *testing.T) {
 			if gc := testGardenerCluster("rid-rt", ""); !w.absent(w.kcp, gc) {
 				before = gc
 			}
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 			w.resetCalls()
 
 			out := w.steps.ensureGardenerCluster(t.Context(), rt)

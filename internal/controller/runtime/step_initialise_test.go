@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +29,8 @@ func TestInitialise(t *testing.T) {
 		others []client.Object
 		faults []fault
 		want   string
-		// reason is the retry reason of a failure.
+		// class and reason are the classification of a failure.
+		class  retry.Class
 		reason string
 		// finalizers are rt's finalizers in the store afterwards.
 		finalizers []string
@@ -47,12 +47,12 @@ func TestInitialise(t *testing.T) {
 		{
 			name:   "a missing label is the user's to fix",
 			change: func(rt *infrav1.Runtime) { delete(rt.Labels, infrav1.LabelGlobalAccountID) },
-			want:   "Fail(MissingLabel: label " + infrav1.LabelGlobalAccountID + " is missing)", reason: "MissingLabel",
+			want:   "Fail(MissingLabel: label " + infrav1.LabelGlobalAccountID + " is missing)", class: retry.ClassTerminal, reason: "MissingLabel",
 		},
 		{
 			name:   "a runtime id an older Runtime claims is taken, before the finalizer",
 			others: []client.Object{older("first")},
-			want:   "Fail(RuntimeIDTaken: runtime id rid-rt (label " + infrav1.LabelRuntimeID + ") belongs to Runtime first", reason: ReasonRuntimeIDTaken,
+			want:   "Fail(RuntimeIDTaken: runtime id rid-rt (label " + infrav1.LabelRuntimeID + ") belongs to Runtime first", class: retry.ClassTerminal, reason: ReasonRuntimeIDTaken,
 		},
 		{
 			name:   "the Runtime that holds the id's GardenerCluster keeps it against an older one",
@@ -62,7 +62,7 @@ func TestInitialise(t *testing.T) {
 		{
 			name:   "a conflicting update is retried",
 			faults: []fault{{store: "kcp", verb: "update", kind: "Runtime", err: apierrors.NewConflict(schema.GroupResource{Resource: "runtimes"}, "rt", errors.New("changed"))}},
-			want:   "Fail(add finalizer: Operation cannot be fulfilled", reason: retry.ReasonConflict,
+			want:   "Fail(add finalizer: Operation cannot be fulfilled", class: retry.ClassConflict, reason: retry.ReasonConflict,
 		},
 	}
 	for _, tt := range tests {
@@ -72,19 +72,12 @@ func TestInitialise(t *testing.T) {
 				tt.change(rt)
 			}
 			w := newWorld(t, append([]client.Object{rt}, tt.others...)...)
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 			w.get(w.kcp, rt)
 
 			out := w.steps.initialise(t.Context(), rt)
 
-			if got := outcome(out); !strings.HasPrefix(got, tt.want) {
-				t.Errorf("outcome %s, want %s…", got, tt.want)
-			}
-			if got := retry.Classify(out.Err()).Reason; got != tt.reason {
-				t.Errorf("reason %q, want %q", got, tt.reason)
-			}
+			checkOutcome(t, out, tt.want, tt.class, tt.reason)
 			stored := &infrav1.Runtime{}
 			stored.Name, stored.Namespace = rt.Name, rt.Namespace
 			w.get(w.kcp, stored)

@@ -81,9 +81,7 @@ func TestRemoveFinalizer(t *testing.T) {
 			if !tt.gone {
 				w.get(w.kcp, rt)
 			}
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			out := w.steps.removeFinalizer(t.Context(), rt)
 

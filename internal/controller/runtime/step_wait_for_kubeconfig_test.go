@@ -75,9 +75,7 @@ func TestWaitForKubeconfig(t *testing.T) {
 				objs = append(objs, tt.secret(rt))
 			}
 			w := newWorld(t, objs...)
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			out := w.steps.waitForKubeconfig(t.Context(), rt)
 

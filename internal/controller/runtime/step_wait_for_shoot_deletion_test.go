@@ -103,9 +103,7 @@ func TestWaitForShootDeletion(t *testing.T) {
 				objs = append(objs, tt.shoot(rt))
 			}
 			w := newWorld(t, objs...)
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 
 			out := w.steps.waitForShootDeletion(t.Context(), rt)
 

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"maps"
-	"strings"
 	"testing"
 	"time"
 
@@ -112,7 +111,7 @@ func TestWaitForShoot(t *testing.T) {
 		{
 			name:   "a failed read is retried",
 			faults: []fault{{store: "garden", verb: "get", kind: "Shoot", err: apierrors.NewInternalError(context.DeadlineExceeded)}},
-			want:   "Fail(get shoot rt:", class: retry.ClassTransient,
+			want:   "Fail(get shoot rt:", class: retry.ClassTransient, reason: retry.ReasonInternalError,
 		},
 	}
 	for _, tt := range tests {
@@ -128,26 +127,17 @@ func TestWaitForShoot(t *testing.T) {
 					}
 				}
 			}
-			for _, f := range tt.faults {
-				w.fail(f)
-			}
+			w.fail(tt.faults...)
 			w.resetCalls()
 
 			out := w.steps.waitForShoot(t.Context(), rt)
 
-			if got := outcome(out); !strings.HasPrefix(got, tt.want) {
-				t.Errorf("outcome %s, want %s…", got, tt.want)
-			}
-			if c := retry.Classify(out.Err()); c.Class != tt.class || (tt.reason != "" && c.Reason != tt.reason) {
-				t.Errorf("classified %s/%s, want %s/%s", c.Class, c.Reason, tt.class, tt.reason)
-			}
+			checkOutcome(t, out, tt.want, tt.class, tt.reason)
 			c := findCondition(rt, infrav1.ConditionProvisioned)
 			if got := c != nil && c.Status == "True"; got != tt.provisioned {
 				t.Errorf("Provisioned condition %+v, want True: %v", c, tt.provisioned)
 			}
-			if got := w.writes("garden"); len(got) > 0 {
-				t.Errorf("garden writes %q, want none", got)
-			}
+			checkWrites(t, w, "garden")
 			if tt.status != nil && (rt.Status.Gardener == nil || rt.Status.ShootLastOperation == nil) {
 				t.Errorf("Gardener's status is not mirrored: %+v, upstream's %+v", rt.Status.Gardener, rt.Status.ShootLastOperation)
 			}

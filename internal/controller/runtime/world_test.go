@@ -217,8 +217,12 @@ func (w *world) call(store, verb, kind string) error {
 	return nil
 }
 
-// fail adds a fault.
-func (w *world) fail(f fault) { w.mu.Lock(); w.faults = append(w.faults, f); w.mu.Unlock() }
+// fail adds faults.
+func (w *world) fail(faults ...fault) {
+	w.mu.Lock()
+	w.faults = append(w.faults, faults...)
+	w.mu.Unlock()
+}
 
 // writes returns the calls that wrote to store since the last reset.
 func (w *world) writes(store string) []string {
