@@ -21,8 +21,8 @@ type Objects interface {
 	client.Writer
 }
 
-// RuntimeClusters reaches the runtimes' own clusters.
-type RuntimeClusters interface {
+// Clusters reaches the runtimes' own clusters.
+type Clusters interface {
 	// Connect returns the objects of rt's cluster, reached with the admin kubeconfig that the
 	// GardenerCluster controller keeps in rt's kubeconfig Secret.
 	Connect(ctx context.Context, rt *infrav1.Runtime) (Objects, error)

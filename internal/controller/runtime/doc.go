@@ -4,7 +4,7 @@
 // visible. The transition table is in machine.go.
 //
 // A step reaches the world only through the small interfaces of deps.go: Objects for the
-// cluster the Runtimes live in and the Gardener project, RuntimeClusters for the runtimes' own
+// cluster the Runtimes live in and the Gardener project, Clusters for the runtimes' own
 // clusters (CachedClusters in the manager). Each step_*.go has a step_*_test.go beside it that
 // runs the step against in-memory stores on a fake clock, in milliseconds; machine_test.go runs
 // both controllers' machines that way, deadlines included. The envtest suites in integration/

@@ -54,11 +54,6 @@ func unavailable() error {
 	return apierrors.NewServiceUnavailable("the store is down")
 }
 
-// conflict is the error of a write whose object changed in between.
-func conflict(kind, name string) error {
-	return apierrors.NewConflict(schema.GroupResource{Resource: strings.ToLower(kind) + "s"}, name, apierrors.NewBadRequest("changed"))
-}
-
 // noKindMatch is the error a cluster answers for a kind it does not serve.
 func noKindMatch(gvk schema.GroupVersionKind) error {
 	return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}

@@ -76,7 +76,7 @@ type Config struct {
 	ACLConfigMap types.NamespacedName
 	// Clusters connects to the runtimes' own clusters; Setup defaults it to CachedClusters over
 	// Client, keeping RuntimeClients clients.
-	Clusters RuntimeClusters
+	Clusters Clusters
 	// RuntimeClients bounds the runtime-cluster clients Setup keeps; 0 is DefaultRuntimeClients.
 	RuntimeClients int
 	// Policy is the retry policy of every step.

@@ -54,7 +54,7 @@ type fleet struct {
 // newFleet wires the Runtime and GardenerCluster machines as Setup does, on the world's clock.
 func newFleet(t *testing.T, w *world) *fleet {
 	t.Helper()
-	f := &fleet{w: w, issue: true}
+	f := &fleet{w: w, gardener: finish, issue: true}
 	cfg := w.steps.Config
 	cfg.Policy = retry.Policy{Initial: 10 * time.Second, Factor: 2, Cap: 5 * time.Minute, MaxAttempts: 5}
 	cfg.ShootCreateDeadline, cfg.ShootDeleteDeadline, cfg.KubeconfigDeadline = createDeadline, deleteDeadline, kubeconfigDeadline
@@ -77,7 +77,7 @@ func newFleet(t *testing.T, w *world) *fleet {
 }
 
 // AdminKubeconfig issues the runtime cluster's kubeconfig, as Gardener would, while issue holds.
-func (f *fleet) AdminKubeconfig(_ context.Context, shoot string, lifetime time.Duration) ([]byte, time.Time, error) {
+func (f *fleet) AdminKubeconfig(_ context.Context, _ string, lifetime time.Duration) ([]byte, time.Time, error) {
 	if !f.issue {
 		return nil, time.Time{}, retry.Transient("KubeconfigUnavailable", context.DeadlineExceeded)
 	}

@@ -25,7 +25,7 @@ type KubeconfigClusters struct {
 	NewClient ClientFunc
 }
 
-// Connect implements RuntimeClusters.
+// Connect implements Clusters.
 func (k KubeconfigClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Objects, error) {
 	kubeconfig, err := readKubeconfig(ctx, k.Secrets, rt)
 	if err != nil {
@@ -58,7 +58,7 @@ func NewCachedClusters(secrets client.Reader, newClient ClientFunc, size int) *C
 	return &CachedClusters{secrets: secrets, newClient: newClient, clients: lru.New(max(size, 1))}
 }
 
-// Connect implements RuntimeClusters.
+// Connect implements Clusters.
 func (c *CachedClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Objects, error) {
 	kubeconfig, err := readKubeconfig(ctx, c.secrets, rt)
 	if err != nil {

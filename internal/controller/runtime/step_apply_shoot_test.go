@@ -145,9 +145,10 @@ func TestApplyShootWritesWhatRenderRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if shoot.Spec.Region != r.Shoot.Spec.Region || shoot.Spec.SecretBindingName == nil ||
-		*shoot.Spec.SecretBindingName != rt.Spec.Shoot.SecretBindingName {
-		t.Errorf("shoot region %s, secret binding %v: not the render of the Runtime", shoot.Spec.Region, shoot.Spec.SecretBindingName)
+	if shoot.Spec.Region != r.Shoot.Spec.Region || shoot.Spec.Provider.Type != rt.Spec.Shoot.Provider.Type ||
+		shoot.Spec.Kubernetes.Version != r.Shoot.Spec.Kubernetes.Version {
+		t.Errorf("shoot region %s, provider %s, Kubernetes %s: not the render of the Runtime",
+			shoot.Spec.Region, shoot.Spec.Provider.Type, shoot.Spec.Kubernetes.Version)
 	}
 	if shoot.Labels[LabelRuntimeName] != rt.Name || shoot.Labels[LabelRuntimeNamespace] != rt.Namespace {
 		t.Errorf("labels %v do not name the Runtime", shoot.Labels)

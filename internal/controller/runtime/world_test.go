@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -356,8 +355,3 @@ func findCondition(rt *infrav1.Runtime, typ string) *metav1.Condition {
 
 // outcome is what a step returned, as the engine's transcripts write it.
 func outcome(o fsm.Outcome) string { return o.String() }
-
-// notFound is the error a store answers for a missing object.
-func notFound(kind, name string) error {
-	return apierrors.NewNotFound(schema.GroupResource{Resource: strings.ToLower(kind) + "s"}, name)
-}
