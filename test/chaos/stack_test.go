@@ -20,11 +20,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
@@ -56,7 +57,7 @@ type stack struct {
 
 	managerBin, gardensimBin string
 
-	env          *envtest.Environment
+	plane        *controlplane.ControlPlane
 	cpConfig     *rest.Config
 	cpKubeconfig string
 	// cp reaches the control plane as an administrator.
@@ -64,7 +65,7 @@ type stack struct {
 	// apiServerKilled counts the restarts in which kube-apiserver had to be SIGKILLed.
 	apiServerKilled int
 
-	sim      *process
+	sim      *subprocess.Process
 	simAdmin string
 	// gardenKubeconfig is the manager's (through the simulator's proxy, with its faults);
 	// garden reads the garden API server directly, unseen by faults and the request log.
@@ -146,35 +147,29 @@ func (s *stack) startControlPlane(ctx context.Context) error {
 	if err := os.MkdirAll(certDir, 0o750); err != nil {
 		return fmt.Errorf("kube-apiserver directory: %w", err)
 	}
-	s.env = &envtest.Environment{
-		BinaryAssetsDirectory:    s.assets,
-		CRDDirectoryPaths:        []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
-		ErrorIfCRDPathMissing:    true,
-		ControlPlaneStartTimeout: 2 * time.Minute,
-		// A kube-apiserver with open watches can take minutes to end on SIGTERM; past this it
-		// is SIGKILLed, as a kubelet would after the Pod's grace period.
-		ControlPlaneStopTimeout: 15 * time.Second,
-	}
-	api := s.env.ControlPlane.GetAPIServer()
-	api.CertDir, api.Out, api.Err = certDir, out, out
-	s.env.ControlPlane.Etcd = &envtest.Etcd{Out: out, Err: out}
-	if s.cpConfig, err = s.env.Start(); err != nil {
-		return fmt.Errorf("start etcd and kube-apiserver: %w", err)
-	}
 	scheme, err := manager.NewScheme()
 	if err != nil {
 		return err
 	}
-	if s.cp, err = client.NewWithWatch(s.cpConfig, client.Options{Scheme: scheme}); err != nil {
-		return fmt.Errorf("control plane client: %w", err)
-	}
-	if err := testenv.ApplyDir(ctx, s.cp, filepath.Join(testenv.RepoRoot(), "config", "admission")); err != nil {
+	root := testenv.RepoRoot()
+	s.plane, err = controlplane.Start(ctx, controlplane.Options{
+		Assets:        s.assets,
+		CRDDirs:       []string{filepath.Join(root, "config", "crd", "bases")},
+		AdmissionDir:  filepath.Join(root, "config", "admission"),
+		Scheme:        scheme,
+		ProcessOutput: out,
+		CertDir:       certDir,
+		StartTimeout:  2 * time.Minute,
+		// A kube-apiserver with open watches can take minutes to end on SIGTERM; past this it
+		// is SIGKILLed, as a kubelet would after the Pod's grace period.
+		StopTimeout: 15 * time.Second,
+	})
+	if err != nil {
 		return err
 	}
-	ns := &corev1.Namespace{}
-	ns.Name = namespace
-	if err := s.cp.Create(ctx, ns); err != nil {
-		return fmt.Errorf("create namespace %s: %w", namespace, err)
+	s.cpConfig, s.cp = s.plane.Config, s.plane.Client
+	if err := s.plane.CreateNamespace(ctx, namespace); err != nil {
+		return err
 	}
 	s.cpKubeconfig = filepath.Join(s.dir, "control-plane.kubeconfig")
 	return localenv.WriteKubeconfig(s.cpKubeconfig, "chaos", namespace, s.cpConfig)
@@ -184,7 +179,7 @@ func (s *stack) startControlPlane(ctx context.Context) error {
 // again and returns once the kubeconfig the replicas hold reaches it again; it returns how long
 // the API was unreachable.
 func (s *stack) restartAPIServer(ctx context.Context, down time.Duration) (time.Duration, error) {
-	api := s.env.ControlPlane.APIServer
+	api := s.plane.APIServer()
 	began := time.Now()
 	if err := api.Stop(); err != nil {
 		// envtest SIGKILLs a kube-apiserver that has not ended within the stop timeout (one that
@@ -278,14 +273,15 @@ func (s *stack) startSimulator(ctx context.Context, p profile) error {
 	if err := os.WriteFile(scenarioFile, sc, 0o644); err != nil {
 		return fmt.Errorf("write scenario: %w", err)
 	}
-	adminAddr, err := freeAddr()
+	adminAddr, err := subprocess.LoopbackAddress(0)
 	if err != nil {
 		return err
 	}
 	s.simAdmin = "http://" + adminAddr
 	s.gardenKubeconfig = filepath.Join(s.dir, "garden.kubeconfig")
 	gardenAdmin := filepath.Join(s.dir, "garden-admin.kubeconfig")
-	s.sim, err = startProcess("gardensim", filepath.Join(s.dir, "gardensim.log"), syscall.SIGTERM, nil, s.gardensimBin,
+	s.sim, err = subprocess.Start("gardensim",
+		subprocess.Options{Log: filepath.Join(s.dir, "gardensim.log"), DeathSignal: syscall.SIGTERM}, s.gardensimBin,
 		"--scenario-file", scenarioFile,
 		"--shoot-mode", "shared",
 		"--operation-duration", p.OperationDuration.String(),
@@ -301,8 +297,8 @@ func (s *stack) startSimulator(ctx context.Context, p profile) error {
 	}
 	var cfg *rest.Config
 	err = poll(ctx, 3*time.Minute, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
-		if s.sim.exited() {
-			return false, finalError{fmt.Errorf("gardensim exited: %w", s.sim.err)}
+		if s.sim.Exited() {
+			return false, finalError{fmt.Errorf("gardensim exited: %w", s.sim.Err())}
 		}
 		if _, err := httpGet(ctx, s.simAdmin+"/healthz"); err != nil {
 			return false, err
@@ -315,7 +311,7 @@ func (s *stack) startSimulator(ctx context.Context, p profile) error {
 		return err == nil, err
 	})
 	if err != nil {
-		return fmt.Errorf("gardensim not ready: %w\n%s", err, logTail(s.sim.log, 30))
+		return fmt.Errorf("gardensim not ready: %w\n%s", err, s.sim.LogTail(30))
 	}
 	if s.garden, err = client.NewWithWatch(cfg, client.Options{Scheme: s.cp.Scheme()}); err != nil {
 		return fmt.Errorf("garden client: %w", err)
@@ -347,13 +343,13 @@ type replica struct {
 	name             string
 	metrics, probe   string
 	mu               sync.Mutex
-	proc             *process
+	proc             *subprocess.Process
 	starts           int
 	killedDeliberate bool
 }
 
 // current returns the replica's process.
-func (r *replica) current() *process {
+func (r *replica) current() *subprocess.Process {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.proc
@@ -399,7 +395,7 @@ func (s *stack) startReplica(p profile, r *replica) error {
 		bin = "unshare"
 	}
 	env := []string{"KUBECONFIG=" + s.cpKubeconfig, "POD_NAMESPACE=" + namespace}
-	proc, err := startProcess(r.name, filepath.Join(s.dir, r.name+".log"), syscall.SIGKILL, env, bin, args...)
+	proc, err := subprocess.Start(r.name, subprocess.Options{Log: filepath.Join(s.dir, r.name+".log"), Env: env}, bin, args...)
 	if err != nil {
 		return err
 	}
@@ -417,10 +413,10 @@ func (s *stack) startManagers(ctx context.Context, p profile) error {
 	for i := range p.Replicas {
 		r := &replica{name: fmt.Sprintf("manager-%d", i)}
 		var err error
-		if r.metrics, err = freeAddr(); err != nil {
+		if r.metrics, err = subprocess.LoopbackAddress(0); err != nil {
 			return err
 		}
-		if r.probe, err = freeAddr(); err != nil {
+		if r.probe, err = subprocess.LoopbackAddress(0); err != nil {
 			return err
 		}
 		if err := s.startReplica(p, r); err != nil {
@@ -443,7 +439,7 @@ func (s *stack) superviseReplica(p profile, r *replica) {
 		select {
 		case <-s.stopping:
 			return
-		case <-proc.done:
+		case <-proc.Done():
 		}
 		r.mu.Lock()
 		deliberate := r.killedDeliberate
@@ -452,7 +448,7 @@ func (s *stack) superviseReplica(p profile, r *replica) {
 			s.mu.Lock()
 			s.exits = append(s.exits, exitRecord{at: time.Now(), replica: r.name, err: lastWords(proc)})
 			s.mu.Unlock()
-			if time.Since(proc.started) > 30*time.Second {
+			if time.Since(proc.Started()) > 30*time.Second {
 				backoff = time.Second
 			}
 			select {
@@ -474,14 +470,14 @@ func (s *stack) superviseReplica(p profile, r *replica) {
 
 // lastWords is why a manager process ended: the error cmd/manager prints last ("manager: ..."),
 // else its exit status.
-func lastWords(p *process) string {
-	lines := strings.Split(logTail(p.log, 30), "\n")
+func lastWords(p *subprocess.Process) string {
+	lines := strings.Split(p.LogTail(30), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if strings.HasPrefix(lines[i], "manager: ") {
 			return strings.TrimPrefix(lines[i], "manager: ")
 		}
 	}
-	return fmt.Sprint(p.err)
+	return fmt.Sprint(p.Err())
 }
 
 // killReplica SIGKILLs the replica's process; its supervisor starts it again at once.
@@ -490,7 +486,7 @@ func (s *stack) killReplica(r *replica) error {
 	proc := r.proc
 	r.killedDeliberate = true
 	r.mu.Unlock()
-	return proc.kill()
+	return proc.Kill()
 }
 
 // unexpectedExits returns the replicas' own ends so far.
@@ -506,7 +502,7 @@ func (s *stack) findLeader(ctx context.Context, timeout time.Duration) (*replica
 	err := poll(ctx, timeout, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
 		var errs []error
 		for _, r := range s.replicas {
-			if r.current().exited() {
+			if r.current().Exited() {
 				continue
 			}
 			samples, err := scrape(ctx, r.metrics)
@@ -526,7 +522,7 @@ func (s *stack) findLeader(ctx context.Context, timeout time.Duration) (*replica
 	if err != nil {
 		var tails []string
 		for _, r := range s.replicas {
-			tails = append(tails, r.name+":\n"+logTail(filepath.Join(s.dir, r.name+".log"), 15))
+			tails = append(tails, r.name+":\n"+r.current().LogTail(15))
 		}
 		return nil, fmt.Errorf("no replica leads: %w\n%s", err, strings.Join(tails, "\n"))
 	}
@@ -540,14 +536,14 @@ func (s *stack) stop() error {
 	s.supervise.Wait()
 	for _, r := range s.replicas {
 		if proc := r.current(); proc != nil {
-			_ = proc.stop(15 * time.Second) // a manager killed at shutdown is no finding
+			_ = proc.Stop(15 * time.Second) // a manager killed at shutdown is no finding
 		}
 	}
-	if err := s.sim.stop(time.Minute); err != nil {
+	if err := s.sim.Stop(time.Minute); err != nil {
 		errs = append(errs, err)
 	}
-	if s.env != nil {
-		if err := s.env.Stop(); err != nil {
+	if s.plane != nil {
+		if err := s.plane.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop control plane: %w", err))
 		}
 	}

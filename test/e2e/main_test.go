@@ -20,6 +20,7 @@ import (
 
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -239,7 +240,7 @@ func webhookPath(receiver string) string { return strings.ReplaceAll(receiver, "
 // loopback port.
 func (s *stack) startManager(ctx context.Context) error {
 	var err error
-	if s.metricsAddr, err = freeAddr(); err != nil {
+	if s.metricsAddr, err = subprocess.LoopbackAddress(0); err != nil {
 		return err
 	}
 	mgr, err := manager.New(s.env.Config, s.sim.RESTConfig(), managerOptions(s.metricsAddr))
@@ -319,7 +320,7 @@ func (s *stack) startAlertmanager(ctx context.Context) error {
 	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		return fmt.Errorf("write alertmanager config: %w", err)
 	}
-	addr, err := freeAddr()
+	addr, err := subprocess.LoopbackAddress(0)
 	if err != nil {
 		return err
 	}
@@ -332,7 +333,7 @@ func (s *stack) startAlertmanager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.am.waitReady(ctx, s.amURL+"/-/ready", 30*time.Second)
+	return s.am.WaitHTTP(ctx, s.amURL+"/-/ready", 30*time.Second)
 }
 
 // startPrometheus runs Prometheus with the scaled rules, scraping the manager every second and
@@ -369,7 +370,7 @@ func (s *stack) startPrometheus(ctx context.Context) error {
 	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		return fmt.Errorf("write prometheus config: %w", err)
 	}
-	addr, err := freeAddr()
+	addr, err := subprocess.LoopbackAddress(0)
 	if err != nil {
 		return err
 	}
@@ -382,7 +383,7 @@ func (s *stack) startPrometheus(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.prom.waitReady(ctx, s.promURL+"/-/ready", time.Minute)
+	return s.prom.WaitHTTP(ctx, s.promURL+"/-/ready", time.Minute)
 }
 
 // waitForPipeline returns once Prometheus scrapes the manager, has loaded every shipped alert,
