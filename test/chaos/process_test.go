@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The suite's child processes (the simulator, the manager replicas) are run by package
@@ -39,28 +41,26 @@ func httpGet(ctx context.Context, url string) ([]byte, error) {
 // poll calls cond every interval until it returns true, an error that is final, or the
 // timeout passes; it returns the last error cond reported when it gives up.
 func poll(ctx context.Context, timeout, interval time.Duration, cond func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	var last error
-	for {
+	var last, final error
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
-		if ok {
-			return nil
-		}
-		var final finalError
-		if errors.As(err, &final) {
-			return final.err
+		var f finalError
+		if errors.As(err, &f) {
+			final = f.err
+			return false, final
 		}
 		if err != nil {
 			last = err
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("not within %s: %w", timeout, errors.Join(ctx.Err(), last))
-		case <-tick.C:
-		}
+		return ok, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case final != nil:
+		return final
+	default:
+		return fmt.Errorf("not within %s: %w", timeout, errors.Join(err, last))
 	}
 }
 
