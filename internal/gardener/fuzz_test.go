@@ -416,7 +416,7 @@ type lifecycleRule struct {
 // fixtures of how Gardener ends operations.
 func readLifecycleRules(tb testing.TB) []lifecycleRule {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "config", "gardensim", "scenarios", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "pkg", "gardensim", "data", "scenarios", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no simulator scenarios: %v", err)
 	}

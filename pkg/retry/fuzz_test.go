@@ -102,7 +102,7 @@ type scenario struct {
 // fails.
 func readScenarios(tb testing.TB) []scenario {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "config", "gardensim", "scenarios", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "pkg", "gardensim", "data", "scenarios", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no simulator scenarios: %v", err)
 	}
