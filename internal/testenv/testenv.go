@@ -52,10 +52,7 @@ func Start(ctx context.Context) (*Env, error) {
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 	root := RepoRoot()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		assets = filepath.Join(root, "bin", "k8s")
-	}
+	assets := Assets()
 	s := scheme.Scheme
 	if err := infrav1.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("add scheme: %w", err)
@@ -70,6 +67,16 @@ func Start(ctx context.Context) (*Env, error) {
 		return nil, err
 	}
 	return &Env{Config: cp.Config, Client: cp.Client, cp: cp}, nil
+}
+
+// Assets is the directory of the kube-apiserver and etcd binaries: $KUBEBUILDER_ASSETS, else the
+// repository's bin/k8s, where make builds them. Suites hand it to the Gardener simulator too
+// (gardensim.WithAssets), so both find the same binaries with or without the variable.
+func Assets() string {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir
+	}
+	return filepath.Join(RepoRoot(), "bin", "k8s")
 }
 
 // Stop shuts the control plane down.

@@ -85,7 +85,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	if sim, err = gardensim.Start(ctx, gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second)); err != nil {
+	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

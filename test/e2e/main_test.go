@@ -226,7 +226,7 @@ func (s *stack) startSimulator(ctx context.Context) error {
 	if s.simProcessLog, err = os.Create(filepath.Join(s.dir, "gardensim-processes.log")); err != nil {
 		return fmt.Errorf("simulator process log: %w", err)
 	}
-	s.sim, err = gardensim.Start(ctx, gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
+	s.sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
 		gardensim.WithLogger(zap.New(zap.WriteTo(s.simLog), zap.UseDevMode(true))),
 		gardensim.WithProcessOutput(s.simProcessLog))
 	return err
