@@ -3,10 +3,11 @@
 // file, all run by the FSM engine (pkg/fsm) so that every failure is retried, bounded and
 // visible. The transition table is in machine.go.
 //
-// A step reaches the world only through the small interfaces of deps.go: Objects for the
-// cluster the Runtimes live in and the Gardener project, Clusters for the runtimes' own
-// clusters (CachedClusters in the manager). Each step_*.go has a step_*_test.go beside it that
-// runs the step against in-memory stores on a fake clock, in milliseconds; machine_test.go runs
-// both controllers' machines that way, deadlines included. The envtest suites in integration/
-// run the same steps end to end against kube-apiserver and the Gardener simulator.
+// Besides the manager's client for the cluster the Runtimes live in, a step reaches the world
+// only through the small interfaces of deps.go: Objects for the Gardener project, Clusters for
+// the runtimes' own clusters (CachedClusters in the manager). Each step_*.go has a
+// step_*_test.go beside it that runs the step against in-memory stores on a fake clock, in well
+// under a second; machine_test.go runs both controllers' machines that way, deadlines included.
+// The envtest suites in integration/ run the same steps end to end against kube-apiserver and
+// the Gardener simulator.
 package runtime

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
@@ -64,7 +65,7 @@ const (
 // Config holds what the steps need; NewMachine fills the defaults.
 type Config struct {
 	// Client reaches the cluster the Runtimes live in.
-	Client Objects
+	Client client.Client
 	// Garden reaches the Gardener project; it is rate limited and watched.
 	Garden Objects
 	// GardenNamespace is the project namespace, garden-<project>.

@@ -16,25 +16,8 @@ import (
 // DefaultRuntimeClients is how many runtime-cluster clients CachedClusters keeps by default.
 const DefaultRuntimeClients = 512
 
-// KubeconfigClusters connects to a runtime's cluster with the kubeconfig in its Secret, building
-// a new client on every call.
-type KubeconfigClusters struct {
-	// Secrets reads the kubeconfig Secrets in the Runtimes' namespace.
-	Secrets client.Reader
-	// NewClient builds the client from the kubeconfig; nil is KubeconfigClient.
-	NewClient ClientFunc
-}
-
-// Connect implements Clusters.
-func (k KubeconfigClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Objects, error) {
-	kubeconfig, err := readKubeconfig(ctx, k.Secrets, rt)
-	if err != nil {
-		return nil, err
-	}
-	return connect(ctx, k.NewClient, kubeconfig)
-}
-
-// CachedClusters connects like KubeconfigClusters, and keeps the clients it built: a client
+// CachedClusters connects to a runtime's cluster with the admin kubeconfig in its Secret, and
+// keeps the clients it built: a client
 // learns the cluster's API (discovery) on first use of each kind and holds its connections, and
 // the steps that configure a runtime's cluster reach it on every pass, the periodic re-check of
 // a Ready runtime included. A client serves only the kubeconfig it was built from, so a rotated

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
@@ -37,7 +38,7 @@ func (s steps) ensureGardenerCluster(ctx context.Context, rt *infrav1.Runtime) f
 	}
 	gc := &infrav1.GardenerCluster{}
 	gc.Name, gc.Namespace = gardenerClusterName(rt), rt.Namespace
-	err = createOrUpdate(ctx, s.Client, gc, func() error {
+	_, err = controllerutil.CreateOrUpdate(ctx, s.Client, gc, func() error {
 		if gc.ResourceVersion != "" {
 			if holder := gardenerClusterHolder(gc, claimants); holder != nil && holder.Name != rt.Name {
 				return runtimeIDTaken(rt, holder)

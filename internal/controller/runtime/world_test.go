@@ -116,12 +116,12 @@ func newWorld(t *testing.T, objs ...client.Object) *world {
 		Garden:          w.garden,
 		GardenNamespace: testProject,
 		Convert:         convertOptions(t),
-		Clusters: KubeconfigClusters{Secrets: w.kcp, NewClient: func(_ context.Context, kc []byte) (client.Client, error) {
+		Clusters: NewCachedClusters(w.kcp, func(_ context.Context, kc []byte) (client.Client, error) {
 			if string(kc) != runtimeKubeconfig {
 				return nil, errors.New("the kubeconfig reaches no cluster")
 			}
 			return w.runtime, nil
-		}},
+		}, DefaultRuntimeClients),
 		Poll: 30 * time.Second,
 	}}
 	return w
