@@ -129,6 +129,15 @@ chaos: envtest-binaries ## Run the full chaos suite: 50 runtimes, Gardener fault
 		-runtimes=50 -stuck=3 -kills=10 -leader-kills=1 -apiserver-restarts=1 -transient=0.10 -malformed=0.03 \
 		-spread=150s -window=4m -settle=15m -cleanup=10m -operation-duration=20s -shoot-create-deadline=5m $(CHAOS_ARGS)
 
+# The landscape-scale benchmarks: every scenario with this manager and with the upstream-like
+# baseline, into docs/benchmarks (README.md and the plots). BENCH_ARGS adds flags of test/bench
+# (go test ./test/bench -args -help lists them), e.g. the landscape sizes of the README there.
+BENCH_ARGS ?=
+
+.PHONY: bench
+bench: envtest-binaries monitoring-tools ## Run the benchmarks (P1-P4, this manager and the baseline) into docs/benchmarks; about 30 minutes.
+	$(MONITORING_ENV) go test -count=1 -v -timeout 90m ./test/bench -run '^TestBench$$' -args -profile=full -out docs/benchmarks $(BENCH_ARGS)
+
 .PHONY: test-alerting
 test-alerting: monitoring-tools ## Check and unit-test the alert rules (promtool 3 and 2) and routing (amtool).
 	$(MONITORING_ENV) bash hack/alerting/test.sh

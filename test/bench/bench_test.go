@@ -1,0 +1,243 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+)
+
+// results are everything a benchmark run measured.
+type results struct {
+	profile profile
+	started time.Time
+	took    time.Duration
+	p1      []p1Result
+	p2      []p2Result
+	p3      []p3Result
+	p4      []p4Result
+	// profiles are the pprof summaries of this manager, by title.
+	profiles []profileSummary
+}
+
+// TestBench runs every scenario with both policies and writes the report. It checks that each
+// run measured what it is about (every count it reports comes from the run) and leaves the
+// targets to the report: timings on a shared machine are numbers to compare, not assertions.
+func TestBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench: skipped with -short: it builds and runs the manager, the simulator and two API servers")
+	}
+	p, err := selectedProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if *keep {
+		if dir, err = os.MkdirTemp("", "bench-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("bench: work directory %s is kept", dir)
+	}
+	if err := os.MkdirAll(profileDir(dir), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	out := *outDir
+	if out == "" {
+		out = filepath.Join(dir, "report")
+	} else if !filepath.IsAbs(out) {
+		out = filepath.Join(testenv.RepoRoot(), out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	plan := newPlan(p)
+	s, err := startStack(ctx, dir, p, plan.projects())
+	t.Cleanup(func() {
+		if s != nil {
+			if err := s.stop(); err != nil {
+				t.Logf("bench: stop: %v", err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("bench: start: %v", err)
+	}
+	res := &results{profile: p, started: time.Now()}
+	t.Logf("bench: profile %s: P1 %v, P2 %d for %s, P3 %d, P4 %d for %s; operation duration %s",
+		p.Name, p.P1Sizes, p.P2Runtimes, p.P2Outage, p.P3Runtimes, p.P4Runtimes, p.P4Window, p.OperationDuration)
+
+	var fleet run
+	for _, n := range p.P1Sizes {
+		for _, pol := range []policy{ours, baseline} {
+			r := plan.p1[n][pol]
+			prof := ""
+			if p.Profile && pol == ours && n == p.largestP1() {
+				prof = fmt.Sprintf("p1-%d-cpu.pb.gz", n)
+			}
+			got, err := s.runP1(ctx, p, r, n, prof)
+			if err != nil {
+				t.Fatalf("P1 %s N=%d: %v", pol, n, err)
+			}
+			t.Logf("P1 %-22s N=%-5d Ready %d in %s (complete %t), Gardener requests %d (%.1f per runtime, writes %.1f)",
+				pol, n, got.readyCount(), got.elapsed.Round(time.Second), got.complete, got.requests.total,
+				perRuntime(got.requests.total, n), perRuntime(got.requests.writes, n))
+			checkMeasured(t, "P1 "+string(pol), got.readyCount() > 0 && got.requests.writes > 0,
+				"no Runtime became Ready or no Gardener write was seen")
+			if pol == ours && !got.complete {
+				t.Errorf("P1 %s N=%d: only %d Ready within %s", pol, n, got.readyCount(), p.RunTimeout)
+			}
+			res.p1 = append(res.p1, got)
+			if pol == ours && n == p.largestP1() {
+				fleet = r
+			}
+		}
+	}
+
+	if err := s.extendFleet(ctx, p, fleet, p.largestP1(), p.P4Runtimes); err != nil {
+		t.Fatalf("P4 fleet: %v", err)
+	}
+	for _, pol := range []policy{ours, baseline} {
+		r := fleet
+		r.policy = pol
+		got, err := s.runP4(ctx, p, r, p.P4Runtimes, p.Profile && pol == ours)
+		if err != nil {
+			t.Fatalf("P4 %s: %v", pol, err)
+		}
+		t.Logf("P4 %-22s N=%d window %s: re-checks %d, peak RSS %.0f MiB, CPU %.2f s/min, Gardener %d (writes %d), runtime clusters %d reads %d writes, control plane %d reads %d writes",
+			pol, got.n, got.window, got.rechecks, float64(got.peakRSS)/(1<<20), got.cpuPerMinute, got.gardener.total, got.gardener.writes,
+			got.runtimeReads, got.runtimeWrites, got.cpReads, got.cpWrite)
+		checkMeasured(t, "P4 "+string(pol), got.rechecks > 0 && got.peakRSS > 0, "no re-check ran in the window or no RSS was read")
+		res.p4 = append(res.p4, got)
+	}
+
+	for _, pol := range []policy{ours, baseline} {
+		got, err := s.runP2(ctx, p, plan.p2[pol])
+		if err != nil {
+			t.Fatalf("P2 %s: %v", pol, err)
+		}
+		t.Logf("P2 %-22s N=%d outage %s: peak %.1f/s (10s %.1f/s), mean %.2f/s during; peak %.1f/s mean %.2f/s after; Failed %d; per-runtime alerts %v; shared %v; all Ready %t, %s after recovery",
+			pol, got.n, got.outage, got.peakDuring, got.peak10During, got.meanDuring, got.peakAfter, got.meanAfter, got.failed,
+			got.runtimeAlerts, got.sharedAlerts, got.recovered, got.recovery.Round(time.Second))
+		checkMeasured(t, "P2 "+string(pol), len(got.rate) > int(p.P2Outage.Seconds()) && got.meanDuring > 0,
+			"no Gardener request was seen during the outage")
+		if pol == ours && !got.recovered {
+			t.Errorf("P2 %s: %d of %d Ready within %s after the outage", pol, got.readyAt, got.n, p.RunTimeout)
+		}
+		res.p2 = append(res.p2, got)
+	}
+
+	for _, pol := range []policy{ours, baseline} {
+		got, err := s.runP3(ctx, p, plan.p3[pol])
+		if err != nil {
+			t.Fatalf("P3 %s: %v", pol, err)
+		}
+		t.Logf("P3 %-22s N=%d: in backoff %d; first 10s %d Gardener requests; retried %d within %s, %d before their persisted time",
+			pol, got.n, got.inBackoff, got.first10s.total, got.retried, got.observe, got.early)
+		checkMeasured(t, "P3 "+string(pol), got.inBackoff == got.n && got.first10s.total > 0, "not every Runtime was in backoff, or no request followed the restart")
+		res.p3 = append(res.p3, got)
+	}
+
+	if err := s.log.problem(); err != nil {
+		t.Errorf("bench: request log: %v", err)
+	}
+	if p.Profile {
+		res.profiles = summarizeProfiles(ctx, t, dir, s.managerBin)
+	}
+	res.took = time.Since(res.started)
+	if err := writeReport(out, res); err != nil {
+		t.Fatalf("bench: report: %v", err)
+	}
+	for _, f := range []string{"README.md", "p1-time-to-ready.png", "p2-request-rate.png"} {
+		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("bench: report file %s missing or empty: %v", f, err)
+		}
+	}
+	t.Logf("bench: report in %s (%s)", out, res.took.Round(time.Second))
+}
+
+// checkMeasured fails the test when a run did not measure what it is about: a harness broken,
+// not a slow machine.
+func checkMeasured(t *testing.T, what string, ok bool, msg string) {
+	t.Helper()
+	if !ok {
+		t.Errorf("%s: %s", what, msg)
+	}
+}
+
+// plan names the runs: one Gardener project and control-plane namespace each.
+type plan struct {
+	p1     map[int]map[policy]run
+	p2, p3 map[policy]run
+}
+
+func newPlan(p profile) plan {
+	pl := plan{p1: map[int]map[policy]run{}, p2: map[policy]run{}, p3: map[policy]run{}}
+	for _, n := range p.P1Sizes {
+		pl.p1[n] = map[policy]run{}
+		for _, pol := range []policy{ours, baseline} {
+			pl.p1[n][pol] = run{scenario: "P1", policy: pol, name: fmt.Sprintf("p1%c%d", pol.short()[0], n)}
+		}
+	}
+	for _, pol := range []policy{ours, baseline} {
+		pl.p2[pol] = run{scenario: "P2", policy: pol, name: fmt.Sprintf("p2%c", pol.short()[0])}
+		pl.p3[pol] = run{scenario: "P3", policy: pol, name: fmt.Sprintf("p3%c", pol.short()[0])}
+	}
+	return pl
+}
+
+// projects are the Gardener projects of every run.
+func (pl plan) projects() []string {
+	var out []string
+	for _, byPolicy := range pl.p1 {
+		for _, r := range byPolicy {
+			out = append(out, r.name)
+		}
+	}
+	for _, r := range []map[policy]run{pl.p2, pl.p3} {
+		for _, x := range r {
+			out = append(out, x.name)
+		}
+	}
+	return out
+}
+
+// extendFleet grows this manager's largest P1 fleet to n Ready Runtimes for P4, with a manager
+// whose Gardener rate limit is no bottleneck: the fleet is the setting, not the measurement.
+func (s *stack) extendFleet(ctx context.Context, p profile, fleet run, have, n int) error {
+	if n <= have {
+		return nil
+	}
+	runtimes, err := generate(fleet, have, n-have)
+	if err != nil {
+		return err
+	}
+	t, err := s.track(ctx, fleet.name)
+	if err != nil {
+		return err
+	}
+	defer t.stop()
+	m, err := s.startManager(ctx, fleet, "--gardener-qps", "500", "--gardener-burst", "500")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = m.stop() }()
+	if err := s.create(ctx, runtimes); err != nil {
+		return err
+	}
+	timeout := p.RunTimeout + time.Duration(n-have)*100*time.Millisecond
+	if ok, _ := t.waitFor(ctx, n, timeout, isReady); !ok {
+		return fmt.Errorf("%d of %d Runtimes Ready within %s", t.readyNow(), n, timeout)
+	}
+	return nil
+}
+
+// profileDir holds the pprof profiles of a run.
+func profileDir(dir string) string { return filepath.Join(dir, "profiles") }
+
+// runtimeController is the controller whose steps P4 counts.
+var runtimeController = runtimectrl.ControllerName

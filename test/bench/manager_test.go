@@ -1,0 +1,223 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
+)
+
+// policy is the requeue policy a manager process runs with.
+type policy string
+
+const (
+	// ours is this manager as shipped.
+	ours policy = "this manager"
+	// baseline requeues as the upstream manager does (--emulate-upstream-requeues).
+	baseline policy = "upstream-like baseline"
+)
+
+// short names the policy in file names and tables.
+func (p policy) short() string {
+	if p == baseline {
+		return "baseline"
+	}
+	return "ours"
+}
+
+// qps is the policy's Gardener rate limit (the manager's default, or the baseline's 5).
+func (p policy) qps() float64 {
+	if p == baseline {
+		return 5
+	}
+	return 20
+}
+
+// run is one scenario run: a Gardener project and a control-plane namespace of its own.
+type run struct {
+	scenario string
+	policy   policy
+	// name is the run's project and namespace, short because Gardener bounds project names.
+	name string
+}
+
+// managerProc is one manager process of a run.
+type managerProc struct {
+	proc           *subprocess.Process
+	metrics, pprof string
+}
+
+// startManager starts a manager for r and waits until it serves its readiness probe.
+func (s *stack) startManager(ctx context.Context, r run, extra ...string) (*managerProc, error) {
+	m := &managerProc{}
+	var probe string
+	for _, addr := range []*string{&m.metrics, &m.pprof, &probe} {
+		var err error
+		if *addr, err = subprocess.LoopbackAddress(0); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{
+		"--gardener-kubeconfig", s.gardenKubeconfig,
+		"--gardener-project", r.name,
+		"--namespace", r.name,
+		"--metrics-bind-address", m.metrics,
+		"--metrics-secure=false",
+		"--health-probe-bind-address", probe,
+		"--pprof-bind-address", m.pprof,
+	}
+	if r.policy == baseline {
+		args = append(args, "--emulate-upstream-requeues")
+	}
+	args = append(args, extra...)
+	env := []string{"KUBECONFIG=" + s.cpKubeconfig, "POD_NAMESPACE=" + r.name}
+	name := "manager-" + r.name
+	var err error
+	m.proc, err = subprocess.Start(name, subprocess.Options{Log: filepath.Join(s.dir, name+".log"), Env: env}, s.managerBin, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.proc.WaitHTTP(ctx, "http://"+probe+"/readyz", 2*time.Minute); err != nil {
+		_ = m.proc.Kill()
+		return nil, fmt.Errorf("%s not ready: %w\n%s", name, err, m.proc.LogTail(20))
+	}
+	return m, nil
+}
+
+// stop ends the manager with SIGTERM.
+func (m *managerProc) stop() error { return m.proc.Stop(30 * time.Second) }
+
+// usage is a reading of the manager's memory and CPU time from /proc.
+type usage struct {
+	at  time.Time
+	rss int64 // bytes
+	cpu time.Duration
+}
+
+// readUsage reads /proc/<pid>/status (VmRSS) and /proc/<pid>/stat (utime and stime).
+func (m *managerProc) readUsage() (usage, error) {
+	u := usage{at: time.Now()}
+	pid := m.proc.PID()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return u, fmt.Errorf("manager status: %w", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return u, fmt.Errorf("VmRSS %q: %w", line, err)
+			}
+			u.rss = kb << 10
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return u, fmt.Errorf("manager stat: %w", err)
+	}
+	// The command name, in parentheses, may hold spaces: the fields that count follow it.
+	rest := string(stat)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	// After the name: state is field 3 of the line, utime 14 and stime 15, in clock ticks of
+	// 1/100 s (USER_HZ on Linux).
+	if len(f) < 13 {
+		return u, fmt.Errorf("manager stat: %d fields", len(f))
+	}
+	ticks := int64(0)
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return u, fmt.Errorf("manager stat: %w", err)
+		}
+		ticks += n
+	}
+	u.cpu = time.Duration(ticks) * 10 * time.Millisecond
+	return u, nil
+}
+
+// scrape reads the manager's metrics.
+func (m *managerProc) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	body, err := httpBody(ctx, "http://"+m.metrics+"/metrics", 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		return nil, fmt.Errorf("parse metrics: %w", err)
+	}
+	return families, nil
+}
+
+// sum adds the values of the counters (or histogram counts) of family whose labels match.
+func sum(families map[string]*dto.MetricFamily, family string, match func(labels map[string]string) bool) float64 {
+	f := families[family]
+	if f == nil {
+		return 0
+	}
+	total := 0.0
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if match != nil && !match(labels) {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			total += m.GetCounter().GetValue()
+		case m.Histogram != nil:
+			total += float64(m.GetHistogram().GetSampleCount())
+		case m.Gauge != nil:
+			total += m.GetGauge().GetValue()
+		}
+	}
+	return total
+}
+
+// profileTo saves a pprof profile of the manager (path like "profile?seconds=30" or "heap").
+func (m *managerProc) profileTo(ctx context.Context, path, file string, timeout time.Duration) error {
+	body, err := httpBody(ctx, "http://"+m.pprof+"/debug/pprof/"+path, timeout)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, body, 0o644)
+}
+
+// httpBody returns the body of a GET that answers 200.
+func httpBody(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return body, nil
+}

@@ -1,0 +1,145 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// p4Result is one quiet-fleet window.
+type p4Result struct {
+	policy  policy
+	n       int
+	window  time.Duration
+	recheck time.Duration
+	// rechecks counts the re-checks of Ready Runtimes that began in the window (runs of the
+	// start step).
+	rechecks int
+	// peakRSS is the largest resident set size seen, in bytes; cpuPerMinute the CPU seconds the
+	// manager used per minute of the window.
+	peakRSS      int64
+	cpuPerMinute float64
+	// Requests in the window: those that reached Gardener (the simulator's log), and the
+	// manager's own count of its requests to the runtime clusters and to the control plane.
+	gardener                                     requestCount
+	runtimeReads, runtimeWrites, cpReads, cpWrite int
+	// notReady counts Runtimes that were not Ready at the end.
+	notReady int
+}
+
+// recheckStep is the step a re-check of a Ready Runtime starts from.
+const recheckStep = "Initialise"
+
+// runP4 starts a manager on the Ready fleet of run r, lets it settle, and measures a window in
+// which every Runtime is re-checked at least once (--runtime-recheck-interval is half of it).
+func (s *stack) runP4(ctx context.Context, p profile, r run, n int, prof bool) (p4Result, error) {
+	res := p4Result{policy: r.policy, n: n, window: p.P4Window, recheck: p.P4Recheck}
+	t, err := s.track(ctx, r.name)
+	if err != nil {
+		return res, err
+	}
+	defer t.stop()
+	if ok, _ := t.waitFor(ctx, n, p.RunTimeout, isReady); !ok {
+		return res, fmt.Errorf("%s: %d of %d Runtimes Ready before the quiet window", r.name, t.readyNow(), n)
+	}
+	m, err := s.startManager(ctx, r, "--runtime-recheck-interval", p.P4Recheck.String())
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = m.stop() }()
+	// The start-up pass reads every Runtime once; the window begins after it.
+	settle := min(30*time.Second, p.P4Window/4)
+	select {
+	case <-ctx.Done():
+		return res, ctx.Err()
+	case <-time.After(settle):
+	}
+	before, err := m.scrape(ctx)
+	if err != nil {
+		return res, err
+	}
+	u0, err := m.readUsage()
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	profDone := make(chan error, 1)
+	if prof {
+		secs := int(min(p.P4Window, time.Minute).Seconds())
+		go func() {
+			profDone <- m.profileTo(ctx, fmt.Sprintf("profile?seconds=%d", secs), filepath.Join(profileDir(s.dir), "p4-cpu.pb.gz"), time.Duration(secs+30)*time.Second)
+		}()
+	} else {
+		profDone <- nil
+	}
+	res.peakRSS = u0.rss
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for time.Since(start) < p.P4Window {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-tick.C:
+		}
+		u, err := m.readUsage()
+		if err != nil {
+			return res, err
+		}
+		res.peakRSS = max(res.peakRSS, u.rss)
+	}
+	u1, err := m.readUsage()
+	if err != nil {
+		return res, err
+	}
+	after, err := m.scrape(ctx)
+	if err != nil {
+		return res, err
+	}
+	end := time.Now()
+	minutes := end.Sub(start).Minutes()
+	res.cpuPerMinute = (u1.cpu - u0.cpu).Seconds() / minutes
+	if err := s.log.sync(ctx); err != nil {
+		return res, err
+	}
+	res.gardener = countRequests(s.log.between(start, end))
+	delta := func(family string, match func(map[string]string) bool) int {
+		return int(sum(after, family, match) - sum(before, family, match))
+	}
+	res.rechecks = delta("infrastructure_manager_fsm_step_duration_seconds", func(l map[string]string) bool {
+		return l["step"] == recheckStep && l["controller"] == runtimeController
+	})
+	cpHost := hostOf(s.cpConfig.Host)
+	isWrite := func(l map[string]string) bool { return l["method"] != "GET" }
+	runtimeHost := func(l map[string]string) bool { return l["host"] != cpHost && l["host"] != s.gardenHost }
+	res.runtimeWrites = delta("rest_client_requests_total", func(l map[string]string) bool { return runtimeHost(l) && isWrite(l) })
+	res.runtimeReads = delta("rest_client_requests_total", func(l map[string]string) bool { return runtimeHost(l) && !isWrite(l) })
+	res.cpWrite = delta("rest_client_requests_total", func(l map[string]string) bool { return l["host"] == cpHost && isWrite(l) })
+	res.cpReads = delta("rest_client_requests_total", func(l map[string]string) bool { return l["host"] == cpHost && !isWrite(l) })
+	if prof {
+		if err := m.profileTo(ctx, "heap", filepath.Join(profileDir(s.dir), "p4-heap.pb.gz"), 30*time.Second); err != nil {
+			return res, fmt.Errorf("heap profile: %w", err)
+		}
+	}
+	if err := <-profDone; err != nil {
+		return res, fmt.Errorf("CPU profile: %w", err)
+	}
+	res.notReady = n - t.readyNow()
+	return res, nil
+}
+
+// metricHosts lists the hosts of the manager's client requests, for the run's log.
+func metricHosts(families map[string]*dto.MetricFamily) []string {
+	var hosts []string
+	for _, m := range families["rest_client_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "host" && !slices.Contains(hosts, l.GetValue()) {
+				hosts = append(hosts, l.GetValue())
+			}
+		}
+	}
+	return hosts
+}

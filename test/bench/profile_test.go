@@ -1,0 +1,114 @@
+package bench_test
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// profile is the size and length of every scenario of a run.
+type profile struct {
+	// Name is short or full.
+	Name string
+	// P1Sizes are the provisioning runs' sizes; the largest fleet of this manager stays for P4.
+	P1Sizes []int
+	// P2Runtimes are in flight when Gardener goes down for P2Outage.
+	P2Runtimes int
+	P2Outage   time.Duration
+	// P3Runtimes are in backoff when the manager restarts; P3Observe is how long after the
+	// restart retries are watched.
+	P3Runtimes int
+	P3Observe  time.Duration
+	// P4Runtimes are Ready for P4Window, re-checked every P4Recheck.
+	P4Runtimes int
+	P4Window   time.Duration
+	P4Recheck  time.Duration
+	// OperationDuration is how long the simulator takes for a shoot operation.
+	OperationDuration time.Duration
+	// RunTimeout bounds every wait of a run for its Runtimes; a baseline run that does not make
+	// it is reported with what it reached.
+	RunTimeout time.Duration
+	// Profile takes pprof CPU and heap profiles of this manager during P1 and P4.
+	Profile bool
+}
+
+var (
+	profileName = flag.String("profile", "short", "short (a few Runtimes per scenario, for CI) or full (make bench)")
+	outDir      = flag.String("out", "", "directory for README.md and the plots (default: the test's temporary directory)")
+	keep        = flag.Bool("keep", false, "keep the work directory (logs of every process)")
+	p1Sizes     = flag.String("p1-sizes", "", "comma-separated P1 sizes (overrides the profile)")
+	p2Runtimes  = flag.Int("p2-runtimes", 0, "P2 runtimes in flight (overrides the profile)")
+	p2Outage    = flag.Duration("p2-outage", 0, "P2 length of the outage (overrides the profile)")
+	p3Runtimes  = flag.Int("p3-runtimes", 0, "P3 runtimes in backoff (overrides the profile)")
+	p4Runtimes  = flag.Int("p4-runtimes", 0, "P4 Ready runtimes (overrides the profile)")
+	p4Window    = flag.Duration("p4-window", 0, "P4 length of the quiet window per policy (overrides the profile)")
+	opDuration  = flag.Duration("operation-duration", 0, "simulator's shoot operation duration (overrides the profile)")
+	runTimeout  = flag.Duration("run-timeout", 0, "longest wait of one run for its Runtimes (overrides the profile)")
+)
+
+// profiles are the shipped profiles. full fits `make bench` into 30 minutes on 2 cores; the
+// issue's landscape sizes (P1 at 5,000, P2 at 1,000 with 5 minutes, P4 at 5,000 for 10 minutes)
+// are flags away, see docs/benchmarks/README.md.
+var profiles = map[string]profile{
+	"short": {
+		Name: "short", P1Sizes: []int{6}, P2Runtimes: 6, P2Outage: 20 * time.Second,
+		P3Runtimes: 6, P3Observe: 20 * time.Second,
+		P4Runtimes: 6, P4Window: 30 * time.Second, P4Recheck: 15 * time.Second,
+		OperationDuration: 3 * time.Second, RunTimeout: 4 * time.Minute,
+	},
+	"full": {
+		Name: "full", P1Sizes: []int{100, 1000}, P2Runtimes: 200, P2Outage: 2 * time.Minute,
+		P3Runtimes: 200, P3Observe: 40 * time.Second,
+		P4Runtimes: 1000, P4Window: 3 * time.Minute, P4Recheck: 90 * time.Second,
+		OperationDuration: 20 * time.Second, RunTimeout: 4 * time.Minute, Profile: true,
+	},
+}
+
+// selectedProfile is the -profile with the flags that override it.
+func selectedProfile() (profile, error) {
+	p, ok := profiles[*profileName]
+	if !ok {
+		return profile{}, fmt.Errorf("unknown -profile %q: short or full", *profileName)
+	}
+	if *p1Sizes != "" {
+		p.P1Sizes = nil
+		for _, f := range strings.Split(*p1Sizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return profile{}, fmt.Errorf("-p1-sizes: %q is not a positive number", f)
+			}
+			p.P1Sizes = append(p.P1Sizes, n)
+		}
+	}
+	override := func(dst *int, v int) {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	overrideD := func(dst *time.Duration, v time.Duration) {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	override(&p.P2Runtimes, *p2Runtimes)
+	overrideD(&p.P2Outage, *p2Outage)
+	override(&p.P3Runtimes, *p3Runtimes)
+	override(&p.P4Runtimes, *p4Runtimes)
+	if *p4Window > 0 {
+		p.P4Window, p.P4Recheck = *p4Window, *p4Window/2
+	}
+	overrideD(&p.OperationDuration, *opDuration)
+	overrideD(&p.RunTimeout, *runTimeout)
+	return p, nil
+}
+
+// largestP1 is the size of the largest provisioning run.
+func (p profile) largestP1() int {
+	n := 0
+	for _, s := range p.P1Sizes {
+		n = max(n, s)
+	}
+	return n
+}
