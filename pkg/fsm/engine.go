@@ -61,6 +61,9 @@ type Engine[T Object] struct {
 	steps    map[string]Step[T]
 	deleting map[string]bool
 	cfg      config
+	// created is when the engine was created, which tells the retries this process scheduled
+	// from those an earlier one did (WithVolatileRetries).
+	created time.Time
 }
 
 // New returns an engine for the machine, or an error when the machine's table is incomplete.
@@ -75,7 +78,7 @@ func New[T Object](m Machine[T], opts ...Option) (*Engine[T], error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &Engine[T]{m: m, steps: map[string]Step[T]{}, deleting: m.DeletionSteps(), cfg: cfg}
+	e := &Engine[T]{m: m, steps: map[string]Step[T]{}, deleting: m.DeletionSteps(), cfg: cfg, created: cfg.clock.Now()}
 	names := make([]string, 0, len(m.Steps))
 	for _, s := range m.Steps {
 		e.steps[s.Name] = s
@@ -273,10 +276,26 @@ func (e *Engine[T]) held(obj T, st *pass, now time.Time) (decision, bool) {
 		}
 		e.resume(st, now)
 	}
-	if r := st.Retry; r != nil && r.NextRetryAt != nil && now.Before(r.NextRetryAt.Time) {
-		return decision{after: r.NextRetryAt.Sub(now)}, true
+	if r := st.Retry; r != nil {
+		if wait := e.untilRetry(r, now); wait > 0 {
+			return decision{after: wait}, true
+		}
 	}
 	return decision{}, false
+}
+
+// untilRetry returns how long the retry record still holds its step: until its next retry time,
+// or not at all with WithVolatileRetries when an earlier process scheduled it. The record's last
+// failure is when it was scheduled; it is kept to the second, so a record of the second in which
+// the engine was created counts as this process's own, and is honoured.
+func (e *Engine[T]) untilRetry(r *fsmv1.RetryStatus, now time.Time) time.Duration {
+	if r.NextRetryAt == nil || !now.Before(r.NextRetryAt.Time) {
+		return 0
+	}
+	if e.cfg.volatileRetries && r.LastFailure.Time.Before(stamp(e.created)) {
+		return 0
+	}
+	return r.NextRetryAt.Sub(now)
 }
 
 type retryRunKey struct{}
@@ -353,7 +372,7 @@ func (e *Engine[T]) done(obj T, st *pass, s Step[T], out Outcome, now time.Time)
 // record stays until the step moves on, so a step that keeps starting an external process that
 // keeps failing spends its budget (its next retry time is cleared, since the retry ran).
 func (e *Engine[T]) wait(obj T, st *pass, s Step[T], out Outcome, now time.Time) decision {
-	poll := jitter(out.poll, e.cfg.rand())
+	poll := jitter(out.poll, e.cfg.pollSpread, e.cfg.rand())
 	if rec := st.Retry; st.State == fsmv1.StateFailed && rec != nil {
 		rec.LastFailure = metav1.NewTime(stamp(now))
 		if rec.Class == string(retry.ClassTimeout) {
@@ -488,15 +507,12 @@ func (e *Engine[T]) pause(obj T, st *pass, s Step[T], c retry.Classification, er
 }
 
 // pausedFor returns how long a paused step must still wait: what the gate says, or without a
-// gate, until the persisted next retry time.
+// gate, until the persisted next retry time (see untilRetry).
 func (e *Engine[T]) pausedFor(obj T, r *fsmv1.RetryStatus, now time.Time) time.Duration {
 	if e.cfg.gate != nil {
 		return e.cfg.gate.Wait(client.ObjectKeyFromObject(obj).String())
 	}
-	if r.NextRetryAt != nil && now.Before(r.NextRetryAt.Time) {
-		return r.NextRetryAt.Sub(now)
-	}
-	return 0
+	return e.untilRetry(r, now)
 }
 
 // resume ends a pause: its length is added to the first failure (the budget's duration) and to
@@ -589,9 +605,10 @@ func (e *Engine[T]) seriesKey(key types.NamespacedName) string {
 	return e.m.Name + "/" + key.String()
 }
 
-// jitter spreads a poll interval by ±10% so waiting objects do not poll in lockstep.
-func jitter(d time.Duration, rnd float64) time.Duration {
-	return time.Duration(float64(d) * (0.9 + 0.2*rnd))
+// jitter spreads a poll interval by ±spread (a fraction; 0.1 unless WithoutPollJitter) so waiting
+// objects do not poll in lockstep.
+func jitter(d time.Duration, spread, rnd float64) time.Duration {
+	return time.Duration(float64(d) * (1 - spread + 2*spread*rnd))
 }
 
 // stamp truncates a time to what the status keeps (RFC 3339, whole seconds).
