@@ -51,7 +51,9 @@ func circuitState() prometheus.Gauge {
 // opens the circuit, fail at once with a Paused error: the step that made them waits for the
 // circuit to close and spends no attempt. As the engine's fsm.Gate, the breaker then releases
 // the paused runtimes spread over ReleaseWindow, so they neither hammer a recovering Gardener
-// nor wait out backoffs they grew during the outage.
+// nor wait out backoffs they grew during the outage. A breaker whose Threshold is zero (or
+// negative) is disabled: it never opens, so every call reaches Gardener and the gate is always
+// open.
 type Breaker struct {
 	threshold int
 	cooldown  time.Duration
@@ -69,7 +71,8 @@ type Breaker struct {
 
 // BreakerConfig configures a Breaker.
 type BreakerConfig struct {
-	// Threshold is the number of consecutive failures that opens the circuit.
+	// Threshold is the number of consecutive failures that opens the circuit; zero or less means
+	// it never opens.
 	Threshold int
 	// Cooldown is how long an open circuit refuses calls before one probe.
 	Cooldown time.Duration
@@ -216,7 +219,7 @@ func (b *Breaker) record(failed bool) bool {
 		return false
 	}
 	b.failures++
-	if b.state == CircuitClosed && b.failures >= b.threshold {
+	if b.state == CircuitClosed && b.threshold > 0 && b.failures >= b.threshold {
 		b.open()
 	}
 	return b.state == CircuitOpen

@@ -92,6 +92,45 @@ func TestBreaker(t *testing.T) {
 	expect("a successful probe closes it", CircuitClosed)
 }
 
+// TestBreakerWithoutThreshold disables the breaker with a zero threshold: a long run of 503
+// replies reaches the caller as 503 replies, every call reaches the server, and the circuit,
+// the engines' gate, stays closed.
+func TestBreakerWithoutThreshold(t *testing.T) {
+	var served atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_disabled_circuit_state"})
+	b := NewBreaker(BreakerConfig{Threshold: 0, Cooldown: 30 * time.Second, Gauge: gauge})
+	cfg := &rest.Config{Host: srv.URL}
+	b.Wrap(cfg)
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 50
+	for i := range calls {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("call %d: %v, want the 503 reply", i+1, err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("call %d: status %d, want 503", i+1, resp.StatusCode)
+		}
+	}
+	if served.Load() != calls || b.State() != CircuitClosed || !b.Open() || testutil.ToFloat64(gauge) != CircuitClosed {
+		t.Errorf("served %d of %d calls, state %d, gate open %t, gauge %v; want all, closed, open, 0",
+			served.Load(), calls, b.State(), b.Open(), testutil.ToFloat64(gauge))
+	}
+	if b.ProbeDue() {
+		t.Error("a disabled breaker wants a probe")
+	}
+}
+
 // TestProberClosesAnIdleCircuit opens the circuit, lets Gardener recover, and makes no call of
 // its own: the prober probes once the cooldown has passed, not before, and the circuit closes.
 func TestProberClosesAnIdleCircuit(t *testing.T) {
