@@ -6,8 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -116,6 +118,22 @@ type Options struct {
 	StepTimeout time.Duration
 	// SkipNameValidation allows several managers in one process (tests, the local environment).
 	SkipNameValidation bool
+	// PprofAddr serves net/http/pprof under /debug/pprof/; "0" disables it.
+	PprofAddr string
+	// RecheckInterval is how often a Ready Runtime is checked again from its start step.
+	RecheckInterval time.Duration
+	// UpstreamRequeues makes the manager requeue as upstream Kyma Infrastructure Manager does, as
+	// the baseline of a benchmark; it is not for production. It overrides other options: Gardener
+	// is called at 5 QPS with a burst of 5, the circuit breaker never opens, and every step of
+	// both controllers retries after a fixed 15s with no jitter and no limit of attempts or time
+	// (upstreamPolicy). Upstream leaves errors other than Gardener's to controller-runtime's
+	// per-item exponential backoff; the engine cannot tell a Gardener error from another (both
+	// reach a step as API errors of a client), so here every error gets the 15s. The waiting
+	// steps poll at upstream's intervals (60s while a shoot is created, 30s while it reconciles,
+	// 90s while it is deleted; exact, not spread), shoots are neither watched nor cached, so
+	// each poll is a request to Gardener, and the retry times are kept in memory only
+	// (fsm.WithVolatileRetries): after a restart every retrying runtime runs at once.
+	UpstreamRequeues bool
 	// unsupported holds upstream's feature flags for features this manager lacks; New refuses
 	// to start with one on.
 	unsupported map[string]*bool
@@ -148,7 +166,30 @@ func DefaultOptions() Options {
 		DefaultKubernetesVersion: "1.33.4",
 		AuditLogMandatory:        true,
 		Namespace:                namespaceFromEnv(),
+		PprofAddr:                "0",
+		RecheckInterval:          30 * time.Minute,
 	}
+}
+
+// upstreamPolicy is upstream's requeue after an error, the retry policy of every step with
+// UpstreamRequeues: 15s every time, without jitter, and never exhausted.
+var upstreamPolicy = retry.Policy{Initial: 15 * time.Second, Factor: 1, Cap: 15 * time.Second, MaxAttempts: math.MaxInt32}
+
+// Upstream's client-side rate limit of Gardener calls, used with UpstreamRequeues.
+const (
+	upstreamGardenQPS   = 5
+	upstreamGardenBurst = 5
+)
+
+// effective returns the options New runs with: o, or with UpstreamRequeues the upstream
+// manager's rate limit and retry policy and no circuit breaker, whatever o says of them.
+func (o Options) effective() Options {
+	if o.UpstreamRequeues {
+		o.GardenQPS, o.GardenBurst = upstreamGardenQPS, upstreamGardenBurst
+		o.CircuitThreshold = 0
+		o.Policy = upstreamPolicy
+	}
+	return o
 }
 
 // namespaceFromEnv is the namespace the Pod runs in, as the Deployment passes it, else
@@ -208,6 +249,12 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.GardenerClusterReconcileTimeout, "gardener-ctrl-reconcilation-timeout", o.GardenerClusterReconcileTimeout, "timeout of one reconcile of a GardenerCluster; 0 means controller-runtime's default") //nolint:misspell // Upstream's flag name, spelt as upstream spells it.
 	fs.DurationVar(&o.StepTimeout, "step-timeout", o.StepTimeout, "longest run of one step; its calls are cancelled then")
 	fs.DurationVar(&o.StatusRequeueDelay, "status-requeue-delay", o.StatusRequeueDelay, "how soon the next step runs after a step moved on; 0 means at once")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "address of the pprof endpoint (/debug/pprof/); 0 disables it")
+	fs.DurationVar(&o.RecheckInterval, "runtime-recheck-interval", o.RecheckInterval, "how often a Ready Runtime is checked again from its start step (spread by ±10% per Runtime)")
+	fs.BoolVar(&o.UpstreamRequeues, "emulate-upstream-requeues", o.UpstreamRequeues, "benchmark baseline only: requeue as the upstream manager does "+
+		"(fixed 15s after errors, polls of 60s while a shoot is created, 30s while it reconciles, 90s while it is deleted, no jitter, "+
+		"no shoot watch, Gardener at 5 QPS burst 5, no circuit breaker, retry times kept in memory only); it overrides --gardener-qps, "+
+		"--gardener-burst, --gardener-circuit-threshold and --retry-*; not for production")
 	bindUpstreamFlags(fs, o)
 }
 
@@ -306,13 +353,22 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// validate refuses options the manager cannot run with, before it connects anywhere.
+func (o Options) validate() error {
+	if err := o.Policy.Validate(); err != nil {
+		return fmt.Errorf("retry policy: %w", err)
+	}
+	if o.RecheckInterval <= 0 {
+		return fmt.Errorf("--runtime-recheck-interval %s must be positive", o.RecheckInterval)
+	}
+	return o.unsupportedFeatures()
+}
+
 // New returns a manager, not yet started, with both controllers: cfg reaches the cluster the
 // Runtimes live in, garden the Gardener project.
 func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
-	if err := o.Policy.Validate(); err != nil {
-		return nil, fmt.Errorf("retry policy: %w", err)
-	}
-	if err := o.unsupportedFeatures(); err != nil {
+	o = o.effective()
+	if err := o.validate(); err != nil {
 		return nil, err
 	}
 	l, err := o.Landscape()
@@ -330,6 +386,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		Scheme:                  scheme,
 		Metrics:                 o.metricsServer(),
 		HealthProbeBindAddress:  o.ProbeAddr,
+		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "infrastructure-manager.kyma-project.io",
 		LeaderElectionNamespace: cmp.Or(o.LeaderElectionNamespace, o.Namespace),
@@ -358,6 +415,10 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	ns := convert.Namespace
 	engineOpts := []fsm.Option{fsm.WithMetrics(stepMetrics()), fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
 		fsm.WithGate(breaker.Breaker), fsm.WithStepTimeout(o.StepTimeout)}
+	if o.UpstreamRequeues {
+		engineOpts = append(engineOpts, fsm.WithVolatileRetries(), fsm.WithoutPollJitter())
+	}
+	// The re-check interval is the Runtimes'; the GardenerCluster controller keeps its own.
 	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
 		Client:              mgr.GetClient(),
 		Garden:              gardenCluster.GetClient(),
@@ -370,7 +431,8 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		KubeconfigDeadline:  o.KubeconfigDeadline,
 		Poll:                o.Poll,
 		RuntimeClients:      o.RuntimeClients,
-	}, o.Workers, engineOpts...)
+		UpstreamRequeues:    o.UpstreamRequeues,
+	}, o.Workers, slices.Concat(engineOpts, []fsm.Option{fsm.WithResync(o.RecheckInterval)})...)
 	if err != nil {
 		return nil, err
 	}
@@ -424,6 +486,18 @@ func gardenRESTMapper(cfg *rest.Config, hc *http.Client) (meta.RESTMapper, error
 	return meta.FirstHitRESTMapper{MultiRESTMapper: meta.MultiRESTMapper{static, dynamic}}, nil
 }
 
+// gardenClientOptions configures the garden client's reads. Seeds are read once per shoot
+// creation and ConfigMaps only written: no informers. Shoots come from the watched cache, but
+// with UpstreamRequeues from the API server, as upstream reads them, so every poll of a waiting
+// step is a request to Gardener.
+func (o Options) gardenClientOptions() client.Options {
+	uncached := []client.Object{&gardencorev1beta1.Seed{}, &corev1.ConfigMap{}}
+	if o.UpstreamRequeues {
+		uncached = append(uncached, &gardencorev1beta1.Shoot{})
+	}
+	return client.Options{Cache: &client.CacheOptions{DisableFor: uncached}}
+}
+
 // gardenBreaker is the circuit breaker of the Gardener calls and the prober the manager runs for
 // it.
 type gardenBreaker struct {
@@ -433,8 +507,8 @@ type gardenBreaker struct {
 
 // newGardenCluster connects to the Gardener project behind one client-side rate limit and one
 // circuit breaker, shared by every call of both controllers, counts the calls that reach
-// Gardener, and caches the project's shoots for the watches. It also returns the breaker, the
-// engines' gate, with its prober.
+// Gardener, and caches the project's shoots for the watches (not with UpstreamRequeues). It also
+// returns the breaker, the engines' gate, with its prober.
 func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (cluster.Cluster, gardenBreaker, error) {
 	cfg := rest.CopyConfig(garden)
 	gardener.WithRequestTimeout(cfg, o.GardenRequestTimeout)
@@ -448,8 +522,7 @@ func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (c
 		co.Scheme = scheme
 		co.MapperProvider = gardenRESTMapper
 		co.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{"garden-" + o.GardenProject: {}}}
-		// Seeds are read once per shoot creation and ConfigMaps only written: no informers.
-		co.Client = client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&gardencorev1beta1.Seed{}, &corev1.ConfigMap{}}}}
+		co.Client = o.gardenClientOptions()
 	})
 	if err != nil {
 		return nil, gardenBreaker{}, fmt.Errorf("garden cluster: %w", err)

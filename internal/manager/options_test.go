@@ -3,8 +3,12 @@ package manager
 import (
 	"flag"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 )
@@ -205,5 +210,122 @@ func TestManagerFlagsOfTheResilienceSettings(t *testing.T) {
 	}
 	if o.ReleaseWindow != 45*time.Second || o.StepTimeout != 90*time.Second || o.LeaderElectionNamespace != "leases" {
 		t.Errorf("parsed %s, %s, %q", o.ReleaseWindow, o.StepTimeout, o.LeaderElectionNamespace)
+	}
+}
+
+// TestBenchmarkFlags parses the flags a benchmark sets and checks their defaults: pprof off, the
+// fsm's 30m re-check, and the manager's own requeues.
+func TestBenchmarkFlags(t *testing.T) {
+	o := DefaultOptions()
+	if o.PprofAddr != "0" || o.RecheckInterval != 30*time.Minute || o.UpstreamRequeues {
+		t.Errorf("defaults: pprof %q, re-check %s, upstream requeues %t; want 0, 30m, false", o.PprofAddr, o.RecheckInterval, o.UpstreamRequeues)
+	}
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.BindFlags(fs)
+	if err := fs.Parse([]string{"--emulate-upstream-requeues", "--pprof-bind-address=127.0.0.1:6060", "--runtime-recheck-interval=5m"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.PprofAddr != "127.0.0.1:6060" || o.RecheckInterval != 5*time.Minute || !o.UpstreamRequeues {
+		t.Errorf("parsed pprof %q, re-check %s, upstream requeues %t", o.PprofAddr, o.RecheckInterval, o.UpstreamRequeues)
+	}
+}
+
+// TestUpstreamRequeuesOverrideTheResilienceSettings checks what the manager runs with when it
+// emulates upstream: Gardener at 5 QPS burst 5, no circuit breaker, and a fixed 15s retry that
+// never gives up, whatever the other flags say; shoots are read from Gardener, not a cache.
+// Without the flag the options stand.
+func TestUpstreamRequeuesOverrideTheResilienceSettings(t *testing.T) {
+	o := DefaultOptions()
+	o.GardenQPS, o.GardenBurst, o.CircuitThreshold = 50, 100, 3
+	if got := o.effective(); got.GardenQPS != 50 || got.GardenBurst != 100 || got.CircuitThreshold != 3 || got.Policy != o.Policy {
+		t.Errorf("without the flag: %+v", got)
+	}
+	if uncached(o.gardenClientOptions(), &gardencorev1beta1.Shoot{}) {
+		t.Error("without the flag shoots are read from the API server, want the watched cache")
+	}
+
+	o.UpstreamRequeues = true
+	got := o.effective()
+	if got.GardenQPS != 5 || got.GardenBurst != 5 || got.CircuitThreshold != 0 {
+		t.Errorf("rate limit %v/%d and circuit threshold %d, want 5/5 and 0 (never opens)", got.GardenQPS, got.GardenBurst, got.CircuitThreshold)
+	}
+	p := got.Policy
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if p.Initial != 15*time.Second || p.Factor != 1 || p.Cap != 15*time.Second || p.Jitter != 0 || p.MaxDuration != 0 || p.MaxAttempts != math.MaxInt32 {
+		t.Errorf("policy %+v, want upstream's fixed 15s without jitter or limits", p)
+	}
+	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, attempt := range []int32{1, 2, 1000, math.MaxInt32 - 1} {
+		if d := p.Delay(attempt, 0.99); d != 15*time.Second {
+			t.Errorf("attempt %d: delay %s, want 15s", attempt, d)
+		}
+		if p.Exhausted(attempt, first, first.Add(365*24*time.Hour)) {
+			t.Errorf("attempt %d a year after the first failure: exhausted, want never", attempt)
+		}
+	}
+	co := o.gardenClientOptions()
+	for _, obj := range []client.Object{&gardencorev1beta1.Shoot{}, &gardencorev1beta1.Seed{}, &corev1.ConfigMap{}} {
+		if !uncached(co, obj) {
+			t.Errorf("%T is read from the cache, want from the API server", obj)
+		}
+	}
+}
+
+// uncached reports whether the client reads objects of obj's type from the API server.
+func uncached(co client.Options, obj client.Object) bool {
+	return slices.ContainsFunc(co.Cache.DisableFor, func(o client.Object) bool { return reflect.TypeOf(o) == reflect.TypeOf(obj) })
+}
+
+// TestNewRefusesANonPositiveRecheck stops the manager at start-up when Ready Runtimes would never
+// be checked again, or constantly.
+func TestNewRefusesANonPositiveRecheck(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Minute} {
+		o := DefaultOptions()
+		o.RecheckInterval = d
+		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
+		if err == nil || !strings.Contains(err.Error(), "--runtime-recheck-interval") {
+			t.Errorf("re-check %s: error %v, want one naming --runtime-recheck-interval", d, err)
+		}
+	}
+}
+
+// TestNewBindsThePprofAddress builds a manager with --pprof-bind-address: New takes the address
+// (the manager serves /debug/pprof/ there once started), so it refuses one already in use and
+// holds a free one; "0" binds nothing.
+func TestNewBindsThePprofAddress(t *testing.T) {
+	newManager := func(pprof string) error {
+		o := DefaultOptions()
+		o.MetricsAddr, o.ProbeAddr, o.PprofAddr, o.SkipNameValidation = "0", "0", pprof, true
+		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
+		return err
+	}
+	if err := newManager("0"); err != nil {
+		t.Fatalf("without pprof: %v", err)
+	}
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = busy.Close() }()
+	if err := newManager(busy.Addr().String()); err == nil || !strings.Contains(err.Error(), "pprof") {
+		t.Errorf("pprof on a busy address: error %v, want one about the pprof listener", err)
+	}
+
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := free.Addr().String()
+	_ = free.Close()
+	if err := newManager(addr); err != nil {
+		t.Fatalf("pprof on %s: %v", addr, err)
+	}
+	if l, err := net.Listen("tcp", addr); err == nil {
+		_ = l.Close()
+		t.Errorf("%s is still free after New, want it held for pprof", addr)
 	}
 }

@@ -66,7 +66,7 @@ const (
 type Config struct {
 	// Client reaches the cluster the Runtimes live in.
 	Client client.Client
-	// Garden reaches the Gardener project; it is rate limited and watched.
+	// Garden reaches the Gardener project; it is rate limited, and watched unless UpstreamRequeues.
 	Garden Objects
 	// GardenNamespace is the project namespace, garden-<project>.
 	GardenNamespace string
@@ -90,7 +90,24 @@ type Config struct {
 	KubeconfigDeadline time.Duration
 	// Poll is the safety poll of waiting steps; watches usually wake them first.
 	Poll time.Duration
+	// UpstreamRequeues makes the controller wait for Gardener as the upstream manager does, for
+	// benchmark baselines only: WaitForShoot and WaitForShootDeletion poll at upstream's fixed
+	// intervals (UpstreamPollShootCreate, UpstreamPollShootReconcile, UpstreamPollShootDelete)
+	// instead of at Poll, and Setup watches no shoots, so nothing wakes a waiting step before its
+	// poll. Garden should then read shoots from the API server, not from a cache, so that every
+	// poll is a request to Gardener, as upstream's are.
+	UpstreamRequeues bool
 }
+
+// The polls of the upstream manager's waiting steps, used with Config.UpstreamRequeues.
+const (
+	// UpstreamPollShootCreate is the poll while Gardener creates the shoot, or has not started.
+	UpstreamPollShootCreate = 60 * time.Second
+	// UpstreamPollShootReconcile is the poll while Gardener reconciles the shoot.
+	UpstreamPollShootReconcile = 30 * time.Second
+	// UpstreamPollShootDelete is the poll while Gardener deletes the shoot.
+	UpstreamPollShootDelete = 90 * time.Second
+)
 
 // steps carries the configuration into the step functions.
 type steps struct{ Config }

@@ -38,7 +38,8 @@ const (
 )
 
 // Setup registers the Runtime controller with the manager. Shoots are watched in the garden
-// project, so a waiting step wakes when its shoot changes instead of polling at fixed intervals.
+// project, so a waiting step wakes when its shoot changes instead of polling at fixed intervals;
+// with cfg.UpstreamRequeues they are not, and the steps poll as upstream's do.
 func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, opts ...fsm.Option) error {
 	if cfg.Clusters == nil {
 		cfg.Clusters = NewCachedClusters(cfg.Client, KubeconfigClient, cmp.Or(cfg.RuntimeClients, DefaultRuntimeClients))
@@ -72,15 +73,17 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 				return o.GetNamespace() == acl.Namespace && o.GetName() == acl.Name
 			})))
 	}
+	if !cfg.UpstreamRequeues {
+		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{},
+			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *gardencorev1beta1.Shoot) []reconcile.Request {
+				return byRuntimeLabels(context.Background(), s)
+			})))
+	}
 	err = b.
 		Named(ControllerName).
 		For(&infrav1.Runtime{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&infrav1.GardenerCluster{}, handler.EnqueueRequestsFromMapFunc(byRuntimeLabels)).
-		WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{},
-			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *gardencorev1beta1.Shoot) []reconcile.Request {
-				return byRuntimeLabels(context.Background(), s)
-			}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },
 			fsm.WithAPIReader(mgr.GetAPIReader())))

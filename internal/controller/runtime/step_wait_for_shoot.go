@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
@@ -22,9 +23,10 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 	shoot := &gardencorev1beta1.Shoot{}
 	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
 	if apierrors.IsNotFound(err) {
-		// The shoot cache has not seen the shoot just applied yet; the watch wakes the step. A
-		// shoot deleted behind the manager's back ends in StepTimedOut at the deadline.
-		return fsm.Wait(s.Poll, "shoot "+rt.Spec.Shoot.Name+" is not visible yet")
+		// The shoot cache has not seen the shoot just applied yet; the watch wakes the step (the
+		// poll, with UpstreamRequeues). A shoot deleted behind the manager's back ends in
+		// StepTimedOut at the deadline.
+		return fsm.Wait(s.shootPoll(nil), "shoot "+rt.Spec.Shoot.Name+" is not visible yet")
 	}
 	if err != nil {
 		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))
@@ -37,11 +39,11 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 		setCondition(rt, infrav1.ConditionProvisioned, true, "ShootReady", "Shoot "+shoot.Name+" is reconciled")
 		return fsm.Next(StepEnsureGardenerCluster)
 	case obs.Err == nil:
-		return fsm.Wait(s.Poll, obs.Waiting)
+		return fsm.Wait(s.shootPoll(shoot), obs.Waiting)
 	case !obs.NeedsGardenerRetry:
 		return fsm.Fail(obs.Err)
 	case shoot.Annotations[v1beta1constants.GardenerOperation] == v1beta1constants.ShootOperationRetry:
-		return fsm.Wait(s.Poll, "Gardener has not yet picked up the retry of the failed operation")
+		return fsm.Wait(s.shootPoll(shoot), "Gardener has not yet picked up the retry of the failed operation")
 	case !fsm.IsRetry(ctx):
 		// First sight of this failure: the engine counts it and decides when to retry.
 		return fsm.Fail(obs.Err)
@@ -54,5 +56,18 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 	if err := s.Garden.Patch(ctx, shoot, patch); err != nil {
 		return fsm.Fail(fmt.Errorf("request retry of shoot %s: %w", shoot.Name, err))
 	}
-	return fsm.Wait(s.Poll, "Gardener retries the failed operation")
+	return fsm.Wait(s.shootPoll(shoot), "Gardener retries the failed operation")
+}
+
+// shootPoll is how soon WaitForShoot looks at the shoot again: Poll, or with UpstreamRequeues
+// upstream's poll for the shoot's last operation, UpstreamPollShootReconcile while it is a
+// Reconcile and UpstreamPollShootCreate otherwise (a Create, none yet, or no shoot visible yet).
+func (s steps) shootPoll(shoot *gardencorev1beta1.Shoot) time.Duration {
+	if !s.UpstreamRequeues {
+		return s.Poll
+	}
+	if shoot != nil && shoot.Status.LastOperation != nil && shoot.Status.LastOperation.Type == gardencorev1beta1.LastOperationTypeReconcile {
+		return UpstreamPollShootReconcile
+	}
+	return UpstreamPollShootCreate
 }

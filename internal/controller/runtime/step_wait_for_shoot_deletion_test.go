@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"testing"
+	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,4 +128,31 @@ func TestWaitForShootDeletion(t *testing.T) {
 			checkWrites(t, w, "garden")
 		})
 	}
+}
+
+// TestWaitForShootDeletionPollsAsUpstream runs WaitForShootDeletion with UpstreamRequeues: a
+// shoot being deleted is looked for again after upstream's 90s, not after Poll; a shoot that is
+// gone still moves on at once.
+func TestWaitForShootDeletionPollsAsUpstream(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	s := testShoot(rt)
+	s.Finalizers = []string{"gardener"}
+	s.DeletionTimestamp = &metav1.Time{Time: t0}
+	s.Status.LastOperation = &gardencorev1beta1.LastOperation{Type: gardencorev1beta1.LastOperationTypeDelete,
+		State: gardencorev1beta1.LastOperationStateProcessing, Progress: 40}
+	w := newWorld(t, s)
+	w.steps.Poll = 10 * time.Second
+
+	checkOutcome(t, w.steps.waitForShootDeletion(t.Context(), rt.DeepCopy()), "Wait(10s, shoot rt is being deleted)", "", "")
+	w.steps.UpstreamRequeues = true
+	checkOutcome(t, w.steps.waitForShootDeletion(t.Context(), rt.DeepCopy()), "Wait(1m30s, shoot rt is being deleted)", "", "")
+
+	// Gardener removes its finalizer, and the shoot is gone.
+	gone := testShoot(rt)
+	w.get(w.garden, gone)
+	gone.Finalizers = nil
+	if err := w.garden.Update(t.Context(), gone); err != nil {
+		t.Fatal(err)
+	}
+	checkOutcome(t, w.steps.waitForShootDeletion(t.Context(), rt), "Next(DeleteAuthentication)", "", "")
 }

@@ -184,3 +184,86 @@ func TestWaitForShootAsksGardenerToRetry(t *testing.T) {
 		t.Errorf("the Runtime failed on the retry run: %+v", rt.Status)
 	}
 }
+
+// TestWaitForShootPollsAsUpstream runs WaitForShoot with UpstreamRequeues: it polls at upstream's
+// fixed intervals by the shoot's operation, 60s while Gardener creates it (or has not started)
+// and 30s while it reconciles it, where the normal mode polls at Poll for all of them.
+func TestWaitForShootPollsAsUpstream(t *testing.T) {
+	const (
+		create    = gardencorev1beta1.LastOperationTypeCreate
+		reconcile = gardencorev1beta1.LastOperationTypeReconcile
+	)
+	tests := []struct {
+		name string
+		// noShoot leaves the shoot out; status is what Gardener reports for it otherwise.
+		noShoot bool
+		status  func(*gardencorev1beta1.Shoot)
+		// annotations are set on the shoot's metadata.
+		annotations map[string]string
+		// want is the outcome in upstream mode.
+		want string
+	}{
+		{name: "a shoot not visible yet", noShoot: true, want: "Wait(1m0s, shoot rt is not visible yet)"},
+		{name: "a shoot without an operation", want: "Wait(1m0s, Waiting for Gardener to start an operation)"},
+		{name: "a shoot being created", status: operation(create, gardencorev1beta1.LastOperationStatePending),
+			want: "Wait(1m0s, Gardener operation Create is Pending)"},
+		{name: "a creation in Error", status: operation(create, gardencorev1beta1.LastOperationStateError),
+			want: "Wait(1m0s, Create Error, Gardener retries"},
+		{name: "a shoot being reconciled", status: operation(reconcile, gardencorev1beta1.LastOperationStateProcessing),
+			want: "Wait(30s, Gardener operation Reconcile is Processing)"},
+		{name: "a reconciliation whose retry Gardener has not picked up",
+			status:      operation(reconcile, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraQuotaExceeded),
+			annotations: map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.ShootOperationRetry},
+			want:        "Wait(30s, Gardener has not yet picked up the retry"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			w := newWorld(t, rt)
+			if !tt.noShoot {
+				shoot := setShootStatus(t, w, rt, tt.status)
+				if tt.annotations != nil {
+					maps.Copy(shoot.Annotations, tt.annotations)
+					if err := w.garden.Update(t.Context(), shoot); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			w.steps.Poll = 10 * time.Second
+
+			normal := w.steps.waitForShoot(t.Context(), rt.DeepCopy())
+			w.steps.UpstreamRequeues = true
+			upstream := w.steps.waitForShoot(t.Context(), rt)
+
+			checkOutcome(t, normal, "Wait(10s, ", "", "")
+			checkOutcome(t, upstream, tt.want, "", "")
+		})
+	}
+}
+
+// TestWaitForShootUpstreamPollIsExact runs WaitForShoot in upstream mode under an engine without
+// poll jitter, as the manager's baseline runs it: a shoot being created is read again after 60s
+// exactly, and each run reads it from the garden.
+func TestWaitForShootUpstreamPollIsExact(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	w := newWorld(t, rt)
+	setShootStatus(t, w, rt, operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateProcessing))
+	w.steps.UpstreamRequeues = true
+	engine, err := fsm.New(fsm.Machine[*infrav1.Runtime]{
+		Name: ControllerName, Start: StepWaitForShoot,
+		Steps: []fsm.Step[*infrav1.Runtime]{{Name: StepWaitForShoot, Run: w.steps.waitForShoot, Deadline: time.Hour}},
+	}, fsm.WithClock(w.clock), fsm.WithRand(func() float64 { return 0.99 }), fsm.WithoutPollJitter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.resetCalls()
+	for i := range 3 {
+		if res := engine.Reconcile(t.Context(), rt); res.RequeueAfter != UpstreamPollShootCreate {
+			t.Fatalf("poll %d: requeue after %s, want %s", i+1, res.RequeueAfter, UpstreamPollShootCreate)
+		}
+		w.clock.Step(UpstreamPollShootCreate)
+	}
+	if n := w.reads("garden", "Shoot"); n != 3 {
+		t.Errorf("the shoot was read %d times in 3 polls, want 3", n)
+	}
+}

@@ -1,0 +1,51 @@
+package runtime
+
+import (
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// gardenWithoutCache is a garden cluster whose cache, the source of the shoot watch, the test
+// counts the uses of; nothing else of it is used by Setup.
+type gardenWithoutCache struct {
+	cluster.Cluster
+	caches int
+}
+
+func (g *gardenWithoutCache) GetCache() cache.Cache {
+	g.caches++
+	return nil
+}
+
+// TestSetupWatchesShootsUnlessUpstream registers the controller with and without
+// UpstreamRequeues: the shoot watch on the garden cache is there by default, and with upstream's
+// requeues the controller has none, so only the waiting steps' polls look at a shoot.
+func TestSetupWatchesShootsUnlessUpstream(t *testing.T) {
+	for _, upstream := range []bool{false, true} {
+		mgr, err := ctrl.NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ctrl.Options{
+			Scheme:     scheme(t),
+			Metrics:    metricsserver.Options{BindAddress: "0"},
+			Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		garden := &gardenWithoutCache{}
+		w := newWorld(t)
+		cfg := w.steps.Config
+		cfg.UpstreamRequeues = upstream
+		if err := Setup(mgr, garden, cfg, 1); err != nil {
+			t.Fatalf("upstream %t: %v", upstream, err)
+		}
+		if watched := garden.caches > 0; watched == upstream {
+			t.Errorf("upstream requeues %t: shoots watched %t, want %t", upstream, watched, !upstream)
+		}
+	}
+}
