@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 )
@@ -54,6 +57,13 @@ func TestBench(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// controller-runtime's clients and caches of this process log into the work directory.
+	clientLog, err := os.Create(filepath.Join(dir, "bench-clients.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = clientLog.Close() }()
+	ctrl.SetLogger(zap.New(zap.WriteTo(clientLog)))
 
 	plan := newPlan(p)
 	s, err := startStack(ctx, dir, p, plan.projects())
@@ -108,9 +118,9 @@ func TestBench(t *testing.T) {
 		if err != nil {
 			t.Fatalf("P4 %s: %v", pol, err)
 		}
-		t.Logf("P4 %-22s N=%d window %s: re-checks %d, peak RSS %.0f MiB, CPU %.2f s/min, Gardener %d (writes %d), runtime clusters %d reads %d writes, control plane %d reads %d writes",
+		t.Logf("P4 %-22s N=%d window %s: re-checks %d, peak RSS %.0f MiB, CPU %.2f s/min, Gardener %d (writes %d: %s), runtime clusters %d reads %d writes, control plane %d reads %d writes (%s)",
 			pol, got.n, got.window, got.rechecks, float64(got.peakRSS)/(1<<20), got.cpuPerMinute, got.gardener.total, got.gardener.writes,
-			got.runtimeReads, got.runtimeWrites, got.cpReads, got.cpWrite)
+			countsText(got.gardenerByKind), got.runtimeReads, got.runtimeWrites, got.cpReads, got.cpWrite, countsText(got.clientByMethod))
 		checkMeasured(t, "P4 "+string(pol), got.rechecks > 0 && got.peakRSS > 0, "no re-check ran in the window or no RSS was read")
 		res.p4 = append(res.p4, got)
 	}

@@ -109,7 +109,7 @@ func (s *stack) runP2(ctx context.Context, p profile, r run) (p2Result, error) {
 		return res, err
 	}
 	res.rate = perSecond(s.log.between(began.Add(-outageLead), end), began.Add(-outageLead), end)
-	during := res.rate[int(outageLead.Seconds()):min(len(res.rate), int((outageLead + res.outage).Seconds()))]
+	during := res.rate[int(outageLead.Seconds()):min(len(res.rate), int((outageLead+res.outage).Seconds()))]
 	afterFrom := int((outageLead + res.outage).Seconds())
 	after := res.rate[min(afterFrom, len(res.rate)):min(len(res.rate), afterFrom+60)]
 	res.peakDuring, res.peak10During, res.meanDuring = peak(during, 1), peak(during, 10), mean(during)

@@ -25,8 +25,11 @@ type p4Result struct {
 	cpuPerMinute float64
 	// Requests in the window: those that reached Gardener (the simulator's log), and the
 	// manager's own count of its requests to the runtime clusters and to the control plane.
-	gardener                                     requestCount
+	gardener                                      requestCount
 	runtimeReads, runtimeWrites, cpReads, cpWrite int
+	// gardenerByKind and clientByMethod break the requests down: Gardener's by verb and
+	// resource, the manager's own by cluster and method.
+	gardenerByKind, clientByMethod map[string]int
 	// notReady counts Runtimes that were not Ready at the end.
 	notReady int
 }
@@ -105,7 +108,16 @@ func (s *stack) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	if err := s.log.sync(ctx); err != nil {
 		return res, err
 	}
-	res.gardener = countRequests(s.log.between(start, end))
+	records := s.log.between(start, end)
+	res.gardener = countRequests(records)
+	res.gardenerByKind = map[string]int{}
+	for _, rec := range records {
+		kind := rec.Resource
+		if rec.Subresource != "" {
+			kind += "/" + rec.Subresource
+		}
+		res.gardenerByKind[rec.Verb+" "+kind]++
+	}
 	delta := func(family string, match func(map[string]string) bool) int {
 		return int(sum(after, family, match) - sum(before, family, match))
 	}
@@ -119,6 +131,21 @@ func (s *stack) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	res.runtimeReads = delta("rest_client_requests_total", func(l map[string]string) bool { return runtimeHost(l) && !isWrite(l) })
 	res.cpWrite = delta("rest_client_requests_total", func(l map[string]string) bool { return l["host"] == cpHost && isWrite(l) })
 	res.cpReads = delta("rest_client_requests_total", func(l map[string]string) bool { return l["host"] == cpHost && !isWrite(l) })
+	res.clientByMethod = map[string]int{}
+	for _, host := range metricHosts(after) {
+		cluster := "runtime cluster"
+		switch host {
+		case cpHost:
+			cluster = "control plane"
+		case s.gardenHost:
+			cluster = "Gardener"
+		}
+		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if n := delta("rest_client_requests_total", func(l map[string]string) bool { return l["host"] == host && l["method"] == method }); n > 0 {
+				res.clientByMethod[cluster+" "+method] += n
+			}
+		}
+	}
 	if prof {
 		if err := m.profileTo(ctx, "heap", filepath.Join(profileDir(s.dir), "p4-heap.pb.gz"), 30*time.Second); err != nil {
 			return res, fmt.Errorf("heap profile: %w", err)
@@ -131,7 +158,7 @@ func (s *stack) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	return res, nil
 }
 
-// metricHosts lists the hosts of the manager's client requests, for the run's log.
+// metricHosts lists the hosts of the manager's client requests.
 func metricHosts(families map[string]*dto.MetricFamily) []string {
 	var hosts []string
 	for _, m := range families["rest_client_requests_total"].GetMetric() {

@@ -61,7 +61,7 @@ var profiles = map[string]profile{
 	"full": {
 		Name: "full", P1Sizes: []int{100, 1000}, P2Runtimes: 200, P2Outage: 2 * time.Minute,
 		P3Runtimes: 200, P3Observe: 40 * time.Second,
-		P4Runtimes: 1000, P4Window: 3 * time.Minute, P4Recheck: 90 * time.Second,
+		P4Runtimes: 1000, P4Window: 2 * time.Minute, P4Recheck: time.Minute,
 		OperationDuration: 20 * time.Second, RunTimeout: 4 * time.Minute, Profile: true,
 	},
 }

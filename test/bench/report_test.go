@@ -198,6 +198,12 @@ func writeP4(w func(string, ...any), res *results) {
 			float64(r.runtimeReads+r.runtimeWrites)/m, r.runtimeWrites, float64(r.cpReads+r.cpWrite)/m, float64(r.cpWrite)/m)
 	}
 	w("")
+	w("What the requests of each window were (Gardener's as the simulator logged them, the others as the manager's client metrics count them):")
+	w("")
+	for _, r := range res.p4 {
+		w("- %s: Gardener %s; the manager's clients %s.", r.policy, countsText(r.gardenerByKind), countsText(r.clientByMethod))
+	}
+	w("")
 }
 
 func writeProfiles(w func(string, ...any), res *results) {
