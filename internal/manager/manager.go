@@ -431,6 +431,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		KubeconfigDeadline:  o.KubeconfigDeadline,
 		Poll:                o.Poll,
 		RuntimeClients:      o.RuntimeClients,
+		SeedListTTL:         runtimectrl.DefaultSeedListTTL,
 		UpstreamRequeues:    o.UpstreamRequeues,
 	}, o.Workers, slices.Concat(engineOpts, []fsm.Option{fsm.WithResync(o.RecheckInterval)})...)
 	if err != nil {

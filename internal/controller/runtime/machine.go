@@ -90,6 +90,9 @@ type Config struct {
 	KubeconfigDeadline time.Duration
 	// Poll is the safety poll of waiting steps; watches usually wake them first.
 	Poll time.Duration
+	// SeedListTTL is how long a seed list that served a shoot creation serves the next ones of
+	// its region; zero lists the seeds for every creation.
+	SeedListTTL time.Duration
 	// UpstreamRequeues makes the controller wait for Gardener as the upstream manager does, for
 	// benchmark baselines only: WaitForShoot and WaitForShootDeletion poll at upstream's fixed
 	// intervals (UpstreamPollShootCreate, UpstreamPollShootReconcile, UpstreamPollShootDelete)
@@ -110,11 +113,15 @@ const (
 )
 
 // steps carries the configuration into the step functions.
-type steps struct{ Config }
+type steps struct {
+	Config
+	// seeds keeps the seed lists of shoots created recently (nil: none).
+	seeds *seedLists
+}
 
 // NewMachine returns the Runtime controller's transition table.
 func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
-	s := steps{cfg}
+	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now)}
 	if s.Convert.Namespace == "" {
 		s.Convert.Namespace = cfg.GardenNamespace
 	}

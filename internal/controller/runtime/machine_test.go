@@ -61,7 +61,7 @@ func newFleet(t *testing.T, w *world) *fleet {
 	// The same options as Setup, but the recorder and the metrics.
 	re, err := fsm.New(NewMachine(cfg), fsm.WithClock(w.clock), fsm.WithRand(func() float64 { return 0.5 }),
 		fsm.WithLogValues(runtimeLogValues), fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),
-		fsm.WithInputs(steps{cfg}.inputs), fsm.WithChain(chainSteps, chainFor))
+		fsm.WithInputs(steps{Config: cfg}.inputs), fsm.WithChain(chainSteps, chainFor))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 	if cfg.Clusters == nil {
 		cfg.Clusters = NewCachedClusters(cfg.Client, KubeconfigClient, cmp.Or(cfg.RuntimeClients, DefaultRuntimeClients))
 	}
-	s := steps{cfg}
+	s := steps{Config: cfg}
 	series, err := runtimeMetrics()
 	if err != nil {
 		return fmt.Errorf("runtime metrics: %w", err)

@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -20,8 +22,8 @@ import (
 // shoot that references it: Gardener refuses a shoot whose ConfigMap does not exist. A Runtime
 // without a main OIDC provider and without a landscape default gets none. A ConfigMap that is
 // no longer wanted stays until deprovisioning, since the shoot may still reference it until
-// its next reconciliation. Like the shoot, it is written only when it differs from what the
-// Runtime asks (one read instead of a write on a re-check).
+// its next reconciliation. Like the shoot, once the shoot was reconciled it is written only when
+// it differs from what the Runtime asks (one read instead of a write on a re-check).
 func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	// Only the ConfigMap: the Shoot is rendered by the next step, against the shoot Gardener has.
 	cm, err := gardener.AuthenticationConfigMap(rt, s.Convert)
@@ -36,6 +38,12 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 	if err != nil {
 		return fsm.Fail(err)
 	}
+	if !wasProvisioned(rt) {
+		// A Runtime whose shoot was never reconciled is being created: its ConfigMap is almost
+		// always missing, so it is applied without being read first, one Gardener request
+		// instead of two while a landscape provisions at the rate limit.
+		return s.applyAuthenticationConfigMap(ctx, cm.Name, ac)
+	}
 	current := &corev1.ConfigMap{}
 	switch err := s.Garden.Get(ctx, client.ObjectKeyFromObject(cm), current); {
 	case apierrors.IsNotFound(err):
@@ -48,10 +56,21 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 			return fsm.Next(StepApplyShoot)
 		}
 	}
+	return s.applyAuthenticationConfigMap(ctx, cm.Name, ac)
+}
+
+// applyAuthenticationConfigMap writes the ConfigMap with a server-side apply and moves on.
+func (s steps) applyAuthenticationConfigMap(ctx context.Context, name string, ac *unstructured.Unstructured) fsm.Outcome {
 	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fsm.Fail(fmt.Errorf("apply authentication configuration %s: %w", cm.Name, err))
+		return fsm.Fail(fmt.Errorf("apply authentication configuration %s: %w", name, err))
 	}
 	return fsm.Next(StepApplyShoot)
+}
+
+// wasProvisioned reports whether the Runtime's shoot was reconciled once (the Provisioned
+// condition, which upstream sets too, is there in any state).
+func wasProvisioned(rt *infrav1.Runtime) bool {
+	return meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionProvisioned) != nil
 }
 
 // sameConfigMap reports whether current has want's data.

@@ -14,7 +14,8 @@ import (
 
 // TestApplyAuthentication covers the structured authentication ConfigMap of the shoot: written
 // labelled with its Runtime, not written again while its data is the same unless forced, and
-// the errors of the garden.
+// the errors of the garden. The Runtime's shoot was reconciled before (the Provisioned
+// condition), as on a re-check or an adoption, unless the case says it is being created.
 func TestApplyAuthentication(t *testing.T) {
 	// authConfig returns the ConfigMap in the garden as the step would write it for rt, with
 	// data, labelled with the Runtime when labelled.
@@ -58,6 +59,10 @@ func TestApplyAuthentication(t *testing.T) {
 		exists, labelled bool
 		// issuer is the issuer URL of the authenticator in the ConfigMap.
 		issuer string
+		// creating leaves out the Provisioned condition: the Runtime is being created. reads
+		// is how often the step read the ConfigMap.
+		creating bool
+		reads    int
 	}{
 		{
 			name:  "without an OIDC provider or a landscape default, moves on without a ConfigMap",
@@ -76,14 +81,25 @@ func TestApplyAuthentication(t *testing.T) {
 			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: landscapeIssuer,
 		},
 		{
-			name: "a re-check with the same data writes nothing",
+			name: "a Runtime being created applies its ConfigMap without reading it first", creating: true,
+			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+		},
+		{
+			name: "a Runtime being created writes over a ConfigMap a lost reply left", creating: true,
+			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
+				return []client.Object{authConfig(rt, rendered(t, rt), true)}
+			},
+			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+		},
+		{
+			name: "a re-check with the same data writes nothing", reads: 1,
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
 				return []client.Object{authConfig(rt, rendered(t, rt), true)}
 			},
 			want: "Next(ApplyShoot)", exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
-			name: "a ConfigMap upstream wrote with the same data is taken over without a write",
+			name: "a ConfigMap upstream wrote with the same data is taken over without a write", reads: 1,
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
 				return []client.Object{authConfig(rt, rendered(t, rt), false)}
 			},
@@ -119,6 +135,9 @@ func TestApplyAuthentication(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newTestRuntime(t, "rt")
+			if !tt.creating {
+				setCondition(rt, infrav1.ConditionProvisioned, true, "ShootReady", "Shoot is reconciled")
+			}
 			var others []client.Object
 			if tt.others != nil {
 				others = tt.others(t, rt)
@@ -133,6 +152,11 @@ func TestApplyAuthentication(t *testing.T) {
 
 			checkOutcome(t, out, tt.want, tt.class, tt.reason)
 			checkWrites(t, w, "garden", tt.writes...)
+			if tt.reads > 0 || tt.creating {
+				if got := w.reads("garden", "ConfigMap"); got != tt.reads {
+					t.Errorf("read the ConfigMap %d times, want %d", got, tt.reads)
+				}
+			}
 			cm := authConfig(rt, "", false)
 			if absent := w.absent(w.garden, cm); absent == tt.exists {
 				t.Fatalf("ConfigMap %s exists %t, want %t", cm.Name, !absent, tt.exists)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"time"
 	"strings"
 	"testing"
 
@@ -149,4 +150,37 @@ func TestCheckSeed(t *testing.T) {
 			checkWrites(t, w, "garden")
 		})
 	}
+}
+
+// TestCheckSeedReusesAServingList: the shoots of a region created within the TTL share one list
+// of its seeds; a list without a serving seed is never reused, so a region whose seeds come back
+// passes at the next check, and one whose seeds went away fails once the TTL has passed.
+func TestCheckSeedReusesAServingList(t *testing.T) {
+	w := newWorld(t)
+	w.steps.seeds = newSeedLists(30*time.Second, w.clock.Now)
+	rt := newTestRuntime(t, "rt")
+	rt.Spec.Shoot.EnforceSeedLocation = ptr.To(true)
+	lists := func() int { return w.reads("garden", "Seed") }
+	check := func(wantErr bool, wantLists int) {
+		t.Helper()
+		if err := w.steps.checkSeed(t.Context(), rt); (err != nil) != wantErr {
+			t.Fatalf("checkSeed: %v, want an error %t", err, wantErr)
+		}
+		if got := lists(); got != wantLists {
+			t.Fatalf("listed the seeds %d times, want %d", got, wantLists)
+		}
+	}
+
+	check(false, 1)
+	check(false, 1) // a second shoot of the region: the list is reused
+	w.clock.Step(31 * time.Second)
+	// The seed went away: the expired list is not trusted.
+	if err := w.garden.Delete(t.Context(), testSeed("aws", "eu-central-1", true)); err != nil {
+		t.Fatal(err)
+	}
+	check(true, 2)
+	check(true, 3) // a list without a serving seed is not kept
+	w.create(w.garden, testSeed("aws", "eu-central-1", true))
+	check(false, 4)
+	check(false, 4)
 }

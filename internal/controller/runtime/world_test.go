@@ -111,7 +111,7 @@ func newWorld(t *testing.T, objs ...client.Object) *world {
 	w.kcp = w.store("kcp", kcp, &infrav1.Runtime{}, &infrav1.GardenerCluster{})
 	w.garden = w.store("garden", garden, &gardencorev1beta1.Shoot{})
 	w.runtime = w.store("runtime", nil)
-	w.steps = steps{Config{
+	w.steps = steps{Config: Config{
 		Client:          w.kcp,
 		Garden:          w.garden,
 		GardenNamespace: testProject,
