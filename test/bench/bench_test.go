@@ -99,7 +99,7 @@ func TestBench(t *testing.T) {
 			checkMeasured(t, "P1 "+string(pol), got.readyCount() > 0 && got.requests.writes > 0,
 				"no Runtime became Ready or no Gardener write was seen")
 			if pol == ours && !got.complete {
-				t.Errorf("P1 %s N=%d: only %d Ready within %s", pol, n, got.readyCount(), p.RunTimeout)
+				t.Errorf("P1 %s N=%d: only %d Ready within %s", pol, n, got.readyCount(), p.timeout(pol))
 			}
 			res.p1 = append(res.p1, got)
 			if pol == ours && n == p.largestP1() {
@@ -136,7 +136,7 @@ func TestBench(t *testing.T) {
 		checkMeasured(t, "P2 "+string(pol), len(got.rate) > int(p.P2Outage.Seconds()) && got.meanDuring > 0,
 			"no Gardener request was seen during the outage")
 		if pol == ours && !got.recovered {
-			t.Errorf("P2 %s: %d of %d Ready within %s after the outage", pol, got.readyAt, got.n, p.RunTimeout)
+			t.Errorf("P2 %s: %d of %d Ready within %s after the outage", pol, got.readyAt, got.n, p.timeout(pol))
 		}
 		res.p2 = append(res.p2, got)
 	}

@@ -79,7 +79,7 @@ func (s *stack) runP2(ctx context.Context, p profile, r run) (p2Result, error) {
 	if err := s.create(ctx, runtimes); err != nil {
 		return res, err
 	}
-	if err := s.waitForShoots(ctx, r, res.n, p.RunTimeout); err != nil {
+	if err := s.waitForShoots(ctx, r, res.n, p.timeout(r.policy)); err != nil {
 		return res, err
 	}
 	outage := []fault.Rule{{Name: "gardener-down", Fault: fault.Fault{Type: fault.TypeStatus, Codes: []int{503}},
@@ -97,7 +97,7 @@ func (s *stack) runP2(ctx context.Context, p profile, r run) (p2Result, error) {
 	if err := s.setFaults(ctx, nil); err != nil {
 		return res, err
 	}
-	ok, end := t.waitFor(ctx, res.n, p.RunTimeout, isReady)
+	ok, end := t.waitFor(ctx, res.n, p.timeout(r.policy), isReady)
 	res.recovered, res.recovery, res.readyAt = ok, end.Sub(ended), t.readyNow()
 	// At least the minute after the outage, for its rates.
 	if wait := time.Until(ended.Add(time.Minute)); wait > 0 {

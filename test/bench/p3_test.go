@@ -68,9 +68,9 @@ func (s *stack) runP3(ctx context.Context, p profile, r run) (p3Result, error) {
 	inBackoff := func(rt *infrav1.Runtime) bool {
 		return rt.Status.Retry != nil && rt.Status.Retry.NextRetryAt != nil
 	}
-	if ok, _ := t.waitFor(ctx, res.n, p.RunTimeout, inBackoff); !ok {
+	if ok, _ := t.waitFor(ctx, res.n, p.timeout(r.policy), inBackoff); !ok {
 		_ = m.stop()
-		return res, fmt.Errorf("%s: %d of %d Runtimes in backoff within %s", r.name, t.count(inBackoff), res.n, p.RunTimeout)
+		return res, fmt.Errorf("%s: %d of %d Runtimes in backoff within %s", r.name, t.count(inBackoff), res.n, p.timeout(r.policy))
 	}
 	if err := m.proc.Kill(); err != nil {
 		return res, fmt.Errorf("kill manager: %w", err)

@@ -46,14 +46,14 @@ func (s *stack) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		return res, err
 	}
 	defer t.stop()
-	if ok, _ := t.waitFor(ctx, n, p.RunTimeout, isReady); !ok {
-		return res, fmt.Errorf("%s: %d of %d Runtimes Ready before the quiet window", r.name, t.readyNow(), n)
-	}
 	m, err := s.startManager(ctx, r, "--runtime-recheck-interval", p.P4Recheck.String())
 	if err != nil {
 		return res, err
 	}
 	defer func() { _ = m.stop() }()
+	if ok, _ := t.waitFor(ctx, n, p.RunTimeout, isReady); !ok {
+		return res, fmt.Errorf("%s: %d of %d Runtimes Ready before the quiet window", r.name, t.readyNow(), n)
+	}
 	// The start-up pass reads every Runtime once; the window begins after it.
 	settle := min(30*time.Second, p.P4Window/4)
 	select {

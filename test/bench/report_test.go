@@ -86,7 +86,7 @@ func writeTargets(w func(string, ...any), res *results) {
 		or, br := perRuntime(o.requests.total, o.n), perRuntime(b.requests.total, b.n)
 		note := ""
 		if !b.complete {
-			note = fmt.Sprintf(" (the baseline had %d of %d Ready when its run was cut at %s: its count is a lower bound)", b.readyCount(), b.n, p.RunTimeout)
+			note = fmt.Sprintf(" (the baseline had %d of %d Ready when its run was cut at %s: its count is a lower bound)", b.readyCount(), b.n, p.BaselineCut)
 		}
 		w("| P1, N=%d | at most a third of the baseline's Gardener requests per runtime | %.1f against %.1f: %.2fx%s | %s |", o.n, or, br, or/br, note, met(or <= br/3))
 	}
@@ -148,7 +148,7 @@ func writeP1(w func(string, ...any), res *results) {
 			perRuntime(o.requests.total, n)/perRuntime(b.requests.total, n), perRuntime(o.requests.writes, n)/perRuntime(b.requests.writes, n))
 	}
 	w("")
-	w("A baseline run that was not done within %s is cut there (`>`): its time and its requests per runtime are lower bounds.", p.RunTimeout)
+	w("A baseline run that was not done within %s is cut there (`>`): its time and its requests per runtime are lower bounds.", p.BaselineCut)
 	w("")
 	w("![Time to Ready](p1-time-to-ready.png)")
 	w("")
