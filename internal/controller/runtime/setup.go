@@ -8,11 +8,15 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -21,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
@@ -45,6 +50,9 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 		cfg.Clusters = NewCachedClusters(cfg.Client, KubeconfigClient, cmp.Or(cfg.RuntimeClients, DefaultRuntimeClients))
 	}
 	s := steps{Config: cfg}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &infrav1.Runtime{}, IndexRuntimeID, runtimeIDOf); err != nil {
+		return fmt.Errorf("index Runtimes by runtime id: %w", err)
+	}
 	series, err := runtimeMetrics()
 	if err != nil {
 		return fmt.Errorf("runtime metrics: %w", err)
@@ -117,9 +125,31 @@ func KubeconfigClient(_ context.Context, kubeconfig []byte) (client.Client, erro
 		return nil, fmt.Errorf("parse kubeconfig: %w", err)
 	}
 	cfg.Timeout = RuntimeRequestTimeout
-	c, err := client.New(cfg, client.Options{})
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("runtime client: %w", err)
+	}
+	// The kinds the steps write are mapped without asking the cluster; anything else is found
+	// through discovery, which the dynamic mapper does only when a kind needs it. A discovery
+	// mapper of every runtime cluster was most of a fleet's memory and a re-check's requests.
+	dynamic, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("runtime client mapper: %w", err)
+	}
+	mapper := meta.FirstHitRESTMapper{MultiRESTMapper: meta.MultiRESTMapper{runtimeKinds, dynamic}}
+	c, err := client.New(cfg, client.Options{HTTPClient: hc, Mapper: mapper})
 	if err != nil {
 		return nil, fmt.Errorf("runtime client: %w", err)
 	}
 	return c, nil
 }
+
+// runtimeKinds maps the kinds the steps read and write in a runtime cluster.
+var runtimeKinds = func() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot)
+	m.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
+	m.Add(rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), meta.RESTScopeRoot)
+	m.Add(gardener.OpenIDConnectGVK, meta.RESTScopeRoot)
+	return m
+}()

@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"net/http"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -10,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 )
 
 // gardenWithoutCache is a garden cluster whose cache, the source of the shoot watch, the test
@@ -33,6 +37,13 @@ func TestSetupWatchesShootsUnlessUpstream(t *testing.T) {
 			Scheme:     scheme(t),
 			Metrics:    metricsserver.Options{BindAddress: "0"},
 			Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+			// No API server: the kinds Setup registers informers and the index for are mapped here.
+			MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) {
+				m := meta.NewDefaultRESTMapper(nil)
+				m.Add(infrav1.GroupVersion.WithKind("Runtime"), meta.RESTScopeNamespace)
+				m.Add(infrav1.GroupVersion.WithKind("GardenerCluster"), meta.RESTScopeNamespace)
+				return m, nil
+			},
 		})
 		if err != nil {
 			t.Fatal(err)

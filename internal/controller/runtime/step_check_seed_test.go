@@ -1,9 +1,9 @@
 package runtime
 
 import (
-	"time"
 	"strings"
 	"testing"
+	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

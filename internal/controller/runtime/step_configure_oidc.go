@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,7 +40,13 @@ func (s steps) configureOIDC(ctx context.Context, rt *infrav1.Runtime) fsm.Outco
 func listOpenIDConnects(ctx context.Context, c Objects, labels client.MatchingLabels) ([]unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind(gardener.OpenIDConnectGVK.Kind + "List"))
-	if err := c.List(ctx, list, labels); err != nil {
+	err := c.List(ctx, list, labels)
+	if apierrors.IsNotFound(err) {
+		// A list answers 404 only for a resource the server does not serve: the kind is mapped
+		// without discovery (KubeconfigClient), so a missing API shows here.
+		return nil, &meta.NoKindMatchError{GroupKind: gardener.OpenIDConnectGVK.GroupKind(), SearchedVersions: []string{gardener.OpenIDConnectGVK.Version}}
+	}
+	if err != nil {
 		return nil, err //nolint:wrapcheck // The caller tells a missing API from other errors.
 	}
 	return list.Items, nil

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -56,6 +58,10 @@ func TestConfigureOIDC(t *testing.T) {
 		w.steps.Convert.DefaultAdditionalOIDC = nil
 	}
 	noKindMatchOnList := []fault{{store: "runtime", verb: "list", kind: gardener.OpenIDConnectGVK.Kind, err: noKindMatch(gardener.OpenIDConnectGVK)}}
+	// A runtime client maps the kind without discovery, so a cluster without the API answers
+	// the list with 404.
+	notServedOnList := []fault{{store: "runtime", verb: "list", kind: gardener.OpenIDConnectGVK.Kind,
+		err: apierrors.NewNotFound(schema.GroupResource{Group: gardener.OpenIDConnectGVK.Group, Resource: "openidconnects"}, "")}}
 	tests := []struct {
 		name string
 		// setup makes the world and the Runtime under test (rt) what the case needs.
@@ -135,6 +141,21 @@ func TestConfigureOIDC(t *testing.T) {
 			want: "Fail(" + ReasonOIDCServiceUnavailable + ": the runtime cluster does not serve " + gardener.OpenIDConnectGVK.GroupKind().String() +
 				", which the " + gardener.ExtensionOIDCService + " extension provides",
 			class: retry.ClassTransient, reason: ReasonOIDCServiceUnavailable,
+			issuers: map[string]string{},
+		},
+		{
+			name:   "a cluster that answers 404 for the extension's API is waited for too",
+			faults: notServedOnList,
+			want: "Fail(" + ReasonOIDCServiceUnavailable + ": the runtime cluster does not serve " + gardener.OpenIDConnectGVK.GroupKind().String() +
+				", which the " + gardener.ExtensionOIDCService + " extension provides",
+			class: retry.ClassTransient, reason: ReasonOIDCServiceUnavailable,
+			issuers: map[string]string{},
+		},
+		{
+			name:    "a cluster that answers 404 for it moves on when no provider is wanted",
+			setup:   noProviders,
+			faults:  notServedOnList,
+			want:    "Next(ConfigureCluster)",
 			issuers: map[string]string{},
 		},
 		{

@@ -107,11 +107,12 @@ func (s steps) runtimeIDOwner(ctx context.Context, rt *infrav1.Runtime) (*infrav
 }
 
 // runtimeIDClaimants lists the Runtimes of rt's namespace that carry rt's runtime id, rt among
-// them, oldest first (by creationTimestamp, then name), from the controller's cache.
+// them, oldest first (by creationTimestamp, then name), from the controller's cache through its
+// runtime-id index: a label selector would scan every Runtime of the namespace on every pass.
 func (s steps) runtimeIDClaimants(ctx context.Context, rt *infrav1.Runtime) ([]infrav1.Runtime, error) {
 	id := rt.Labels[infrav1.LabelRuntimeID]
 	list := &infrav1.RuntimeList{}
-	if err := s.Client.List(ctx, list, client.InNamespace(rt.Namespace), client.MatchingLabels{infrav1.LabelRuntimeID: id}); err != nil {
+	if err := s.Client.List(ctx, list, client.InNamespace(rt.Namespace), client.MatchingFields{IndexRuntimeID: id}); err != nil {
 		return nil, fmt.Errorf("list the Runtimes with runtime id %s: %w", id, err)
 	}
 	claimants := list.Items
@@ -134,6 +135,17 @@ func gardenerClusterHolder(gc *infrav1.GardenerCluster, claimants []infrav1.Runt
 		if holdsGardenerCluster(&claimants[i], gc) {
 			return &claimants[i]
 		}
+	}
+	return nil
+}
+
+// IndexRuntimeID indexes the Runtimes in the controller's cache by their runtime-id label.
+const IndexRuntimeID = "runtime-id"
+
+// runtimeIDOf is the value of a Runtime in the runtime-id index.
+func runtimeIDOf(o client.Object) []string {
+	if id := o.GetLabels()[infrav1.LabelRuntimeID]; id != "" {
+		return []string{id}
 	}
 	return nil
 }
