@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -54,13 +56,20 @@ func upToDate(ac *unstructured.Unstructured, current any) (bool, error) {
 	if current == nil || reflect.ValueOf(current).IsNil() {
 		return false, nil
 	}
+	d, err := drift(ac, current)
+	return d == "", err
+}
+
+// drift returns the first path at which current does not hold a value of the apply
+// configuration ac, "" when it holds them all.
+func drift(ac *unstructured.Unstructured, current any) (string, error) {
 	data, err := json.Marshal(current)
 	if err != nil {
-		return false, fmt.Errorf("encode current %s: %w", ac.GetName(), err)
+		return "", fmt.Errorf("encode current %s: %w", ac.GetName(), err)
 	}
 	var cur map[string]any
 	if err := json.Unmarshal(data, &cur); err != nil {
-		return false, fmt.Errorf("decode current %s: %w", ac.GetName(), err)
+		return "", fmt.Errorf("decode current %s: %w", ac.GetName(), err)
 	}
 	want := make(map[string]any, len(ac.Object))
 	for k, v := range ac.Object {
@@ -69,39 +78,53 @@ func upToDate(ac *unstructured.Unstructured, current any) (bool, error) {
 			want[k] = v
 		}
 	}
-	return contains(cur, want), nil
+	return difference(cur, want, ""), nil
 }
 
 // contains reports whether got holds every value of want: maps key by key, lists element by
 // element with the same length, other values equal. What got has beyond want (defaults,
 // other managers' fields, status) does not matter.
-func contains(got, want any) bool {
+func contains(got, want any) bool { return difference(got, want, "") == "" }
+
+// difference returns the first path (keys in order) at which got does not hold want's value,
+// "" when it holds them all; see contains.
+func difference(got, want any, path string) string {
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			return false
+			return orRoot(path)
 		}
-		for k, v := range w {
-			if !contains(g[k], v) {
-				return false
+		for _, k := range slices.Sorted(maps.Keys(w)) {
+			if d := difference(g[k], w[k], path+"."+k); d != "" {
+				return d
 			}
 		}
-		return true
+		return ""
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
-			return false
+			return orRoot(path)
 		}
 		for i := range w {
-			if !contains(g[i], w[i]) {
-				return false
+			if d := difference(g[i], w[i], fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
 			}
 		}
-		return true
+		return ""
 	default:
-		return reflect.DeepEqual(got, want)
+		if reflect.DeepEqual(got, want) {
+			return ""
+		}
+		return orRoot(path)
 	}
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "."
+	}
+	return path
 }
 
 // patchSuspended and patchForced read upstream's annotations on a Runtime.

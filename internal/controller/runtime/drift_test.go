@@ -52,3 +52,35 @@ func TestUpToDate(t *testing.T) {
 		})
 	}
 }
+
+// TestDifference names the first path, keys in order, at which got does not hold want: what
+// the log line of a re-check that writes says.
+func TestDifference(t *testing.T) {
+	got := map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"a": "1", "b": "2"}},
+		"spec":     map[string]any{"workers": []any{map[string]any{"name": "w0", "max": 3.0}}, "purpose": "evaluation"},
+	}
+	tests := []struct {
+		name string
+		want any
+		path string
+	}{
+		{"a subset is held", map[string]any{"spec": map[string]any{"purpose": "evaluation"}}, ""},
+		{"a changed value", map[string]any{"spec": map[string]any{"purpose": "production"}}, ".spec.purpose"},
+		{"a list element", map[string]any{"spec": map[string]any{"workers": []any{map[string]any{"max": 5.0}}}}, ".spec.workers[0].max"},
+		{"a list of another length", map[string]any{"spec": map[string]any{"workers": []any{}}}, ".spec.workers"},
+		{"the first of two in key order", map[string]any{"metadata": map[string]any{"labels": map[string]any{"b": "x", "a": "y"}}}, ".metadata.labels.a"},
+		{"a missing key", map[string]any{"status": map[string]any{"x": 1.0}}, ".status"},
+		{"another type at the root", []any{}, "."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if path := difference(got, tt.want, ""); path != tt.path {
+				t.Errorf("difference %q, want %q", path, tt.path)
+			}
+			if held := contains(got, tt.want); held != (tt.path == "") {
+				t.Errorf("contains %t, want %t", held, tt.path == "")
+			}
+		})
+	}
+}

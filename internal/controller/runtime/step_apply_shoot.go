@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
@@ -68,6 +69,9 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		return fsm.Next(StepWaitForShoot)
 	}
 	if current != nil {
+		if path, err := drift(ac, current); err == nil && path != "" && !patchForced(rt) {
+			log.FromContext(ctx).Info("Shoot drifted from what the Runtime asks; applying it again", "shoot", shoot.Name, "path", path)
+		}
 		if err := s.removeWorkers(ctx, current, shoot.Spec.Provider.Workers); err != nil {
 			return fsm.Fail(err)
 		}
