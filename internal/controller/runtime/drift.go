@@ -32,16 +32,22 @@ const (
 )
 
 // withAppliedHash sets the hash of the apply configuration ac on it, and returns it.
-func withAppliedHash(ac *unstructured.Unstructured) (string, error) {
-	annotations := ac.GetAnnotations()
+func withAppliedHash(ac *unstructured.Unstructured) (string, error) { return withHashOf(ac, ac) }
+
+// withHashOf sets the hash of the apply configuration of (without its own hash) on ac, and
+// returns it.
+func withHashOf(ac, of *unstructured.Unstructured) (string, error) {
+	plain := of.DeepCopy()
+	annotations := plain.GetAnnotations()
 	delete(annotations, AnnotationAppliedHash)
-	ac.SetAnnotations(annotations)
-	data, err := json.Marshal(ac.Object)
+	plain.SetAnnotations(annotations)
+	data, err := json.Marshal(plain.Object)
 	if err != nil {
-		return "", fmt.Errorf("hash %s: %w", ac.GetName(), err)
+		return "", fmt.Errorf("hash %s: %w", of.GetName(), err)
 	}
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:16])
+	annotations = ac.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
 	}

@@ -60,7 +60,16 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	write, err := needsWrite(rt, ac, current)
+	intent := ac
+	if current != nil {
+		// The hash is the one of what the Runtime asks, as the shoot's creation rendered it: the
+		// values the render keeps from the running shoot (its Gardener-assigned domain, versions
+		// it runs) are no change of configuration, and the drift check covers them.
+		if intent, err = s.renderIntent(rt, opts); err != nil {
+			return fsm.Fail(err)
+		}
+	}
+	write, err := needsWrite(rt, ac, intent, current)
 	if err != nil {
 		return fsm.Fail(err)
 	}
@@ -82,11 +91,11 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	return fsm.Next(StepWaitForShoot)
 }
 
-// needsWrite stamps the apply configuration with its hash and reports whether it must be
-// applied: always for a new shoot or when the Runtime forces it, else only when the shoot
-// drifted from it.
-func needsWrite(rt *infrav1.Runtime, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
-	if _, err := withAppliedHash(ac); err != nil {
+// needsWrite stamps the apply configuration ac with the hash of intent, the render of the
+// Runtime without a shoot, and reports whether it must be applied: always for a new shoot or
+// when the Runtime forces it, else only when the shoot drifted from it.
+func needsWrite(rt *infrav1.Runtime, ac, intent *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
+	if _, err := withHashOf(ac, intent); err != nil {
 		return false, err
 	}
 	if current == nil || patchForced(rt) {
@@ -94,6 +103,16 @@ func needsWrite(rt *infrav1.Runtime, ac *unstructured.Unstructured, current *gar
 	}
 	same, err := upToDate(ac, current)
 	return !same, err
+}
+
+// renderIntent is the shoot's apply configuration as the Runtime asks for it before any shoot
+// exists.
+func (s steps) renderIntent(rt *infrav1.Runtime, opts gardener.ConvertOptions) (*unstructured.Unstructured, error) {
+	r, err := Render(rt, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return applyConfiguration(r.Shoot)
 }
 
 // Render returns exactly the objects the controller writes to the garden for rt, given the

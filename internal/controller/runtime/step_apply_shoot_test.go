@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -24,10 +25,12 @@ func TestApplyShoot(t *testing.T) {
 		// with change (as another field manager, or Gardener, would).
 		existing bool
 		change   func(*gardencorev1beta1.Shoot)
-		// runtime changes the Runtime before the step under test.
-		runtime func(*infrav1.Runtime)
-		faults  []fault
-		want    string
+		// runtime changes the Runtime before the step under test; landscape the converter
+		// options before the first apply.
+		runtime   func(*infrav1.Runtime)
+		landscape func(*gardener.ConvertOptions)
+		faults    []fault
+		want      string
 		// reason and class are the classification of a failure.
 		reason string
 		class  retry.Class
@@ -41,6 +44,21 @@ func TestApplyShoot(t *testing.T) {
 		{
 			name:     "a re-check of a shoot as the Runtime asks writes nothing",
 			existing: true,
+			want:     "Next(WaitForShoot)",
+		},
+		{
+			name:      "a re-check of a shoot whose domain Gardener assigned writes nothing",
+			existing:  true,
+			landscape: func(o *gardener.ConvertOptions) { o.DNS = nil },
+			change: func(s *gardencorev1beta1.Shoot) {
+				s.Spec.DNS = &gardencorev1beta1.DNS{Domain: ptr.To("rt.kyma.garden.example.com")}
+			},
+			want: "Next(WaitForShoot)",
+		},
+		{
+			name:     "a re-check of a shoot Gardener moved to a newer patch version writes nothing",
+			existing: true,
+			change:   func(s *gardencorev1beta1.Shoot) { s.Spec.Kubernetes.Version = "1.33.9" },
 			want:     "Next(WaitForShoot)",
 		},
 		{
@@ -102,6 +120,9 @@ func TestApplyShoot(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newTestRuntime(t, "rt")
 			w := newWorld(t, rt)
+			if tt.landscape != nil {
+				tt.landscape(&w.steps.Convert)
+			}
 			if tt.existing {
 				if out := w.steps.applyShoot(t.Context(), rt.DeepCopy()); outcome(out) != "Next(WaitForShoot)" {
 					t.Fatalf("first apply: %s", out)
