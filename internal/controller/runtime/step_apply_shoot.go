@@ -60,16 +60,7 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	intent := ac
-	if current != nil {
-		// The hash is the one of what the Runtime asks, as the shoot's creation rendered it: the
-		// values the render keeps from the running shoot (its Gardener-assigned domain, versions
-		// it runs) are no change of configuration, and the drift check covers them.
-		if intent, err = s.renderIntent(rt, opts); err != nil {
-			return fsm.Fail(err)
-		}
-	}
-	write, err := needsWrite(rt, ac, intent, current)
+	write, err := s.needsWrite(rt, opts, ac, current)
 	if err != nil {
 		return fsm.Fail(err)
 	}
@@ -77,6 +68,12 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		// A re-check finds the shoot as the Runtime asks: nothing to write.
 		return fsm.Next(StepWaitForShoot)
 	}
+	return s.writeShoot(ctx, rt, ac, shoot, current)
+}
+
+// writeShoot applies ac, the shoot's apply configuration, after the removal of the worker pools
+// apply cannot remove from current (nil for a new shoot).
+func (s steps) writeShoot(ctx context.Context, rt *infrav1.Runtime, ac *unstructured.Unstructured, shoot *gardencorev1beta1.Shoot, current *gardencorev1beta1.Shoot) fsm.Outcome {
 	if current != nil {
 		if path, err := drift(ac, current); err == nil && path != "" && !patchForced(rt) {
 			log.FromContext(ctx).Info("Shoot drifted from what the Runtime asks; applying it again", "shoot", shoot.Name, "path", path)
@@ -91,10 +88,19 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	return fsm.Next(StepWaitForShoot)
 }
 
-// needsWrite stamps the apply configuration ac with the hash of intent, the render of the
-// Runtime without a shoot, and reports whether it must be applied: always for a new shoot or
-// when the Runtime forces it, else only when the shoot drifted from it.
-func needsWrite(rt *infrav1.Runtime, ac, intent *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
+// needsWrite stamps the apply configuration ac with its hash and reports whether it must be
+// applied: always for a new shoot or when the Runtime forces it, else only when the shoot
+// drifted from it. The hash is the one of what the Runtime asks, as the shoot's creation
+// rendered it: the values the render keeps from the running shoot (its Gardener-assigned domain,
+// versions it runs) are no change of configuration, and the drift check covers them.
+func (s steps) needsWrite(rt *infrav1.Runtime, opts gardener.ConvertOptions, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
+	intent := ac
+	if current != nil {
+		var err error
+		if intent, err = s.renderIntent(rt, opts); err != nil {
+			return false, err
+		}
+	}
 	if _, err := withHashOf(ac, intent); err != nil {
 		return false, err
 	}
