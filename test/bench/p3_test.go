@@ -68,7 +68,9 @@ func (s *stack) runP3(ctx context.Context, p profile, r run) (p3Result, error) {
 	inBackoff := func(rt *infrav1.Runtime) bool {
 		return rt.Status.Retry != nil && rt.Status.Retry.NextRetryAt != nil
 	}
-	if ok, _ := t.waitFor(ctx, res.n, p.timeout(r.policy), inBackoff); !ok {
+	// At 5 QPS the baseline's retries every 15s can starve Runtimes that have not failed once
+	// yet: at its cut it is killed with those in backoff then, which the report says.
+	if ok, _ := t.waitFor(ctx, res.n, p.timeout(r.policy), inBackoff); !ok && (r.policy != baseline || t.count(inBackoff) == 0) {
 		_ = m.stop()
 		return res, fmt.Errorf("%s: %d of %d Runtimes in backoff within %s", r.name, t.count(inBackoff), res.n, p.timeout(r.policy))
 	}
