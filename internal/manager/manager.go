@@ -397,6 +397,9 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		// the manager's namespace: nothing else is cached, nor readable through the cache, and
 		// the manager needs no permission outside it (rbac.go).
 		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{o.Namespace: {}}},
+		// The manager's own kinds are mapped without discovery: the Runtime index is registered
+		// before the API server is asked anything.
+		MapperProvider: controlPlaneRESTMapper,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create the controller manager: %w", err)
@@ -497,6 +500,21 @@ func (o Options) gardenClientOptions() client.Options {
 		uncached = append(uncached, &gardencorev1beta1.Shoot{})
 	}
 	return client.Options{Cache: &client.CacheOptions{DisableFor: uncached}}
+}
+
+// controlPlaneRESTMapper maps the kinds the manager keeps in its namespace without asking the
+// API server, and anything else through discovery.
+func controlPlaneRESTMapper(cfg *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
+	static := meta.NewDefaultRESTMapper([]schema.GroupVersion{infrav1.GroupVersion, corev1.SchemeGroupVersion})
+	static.Add(infrav1.GroupVersion.WithKind("Runtime"), meta.RESTScopeNamespace)
+	static.Add(infrav1.GroupVersion.WithKind("GardenerCluster"), meta.RESTScopeNamespace)
+	static.Add(corev1.SchemeGroupVersion.WithKind("Secret"), meta.RESTScopeNamespace)
+	static.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
+	dynamic, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("control plane REST mapper: %w", err)
+	}
+	return meta.FirstHitRESTMapper{MultiRESTMapper: meta.MultiRESTMapper{static, dynamic}}, nil
 }
 
 // gardenBreaker is the circuit breaker of the Gardener calls and the prober the manager runs for

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,10 +37,14 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	if !wasProvisioned(rt) {
-		// A Runtime whose shoot was never reconciled is being created: its ConfigMap is almost
-		// always missing, so it is applied without being read first, one Gardener request
-		// instead of two while a landscape provisions at the rate limit.
+	shoot, err := s.currentShoot(ctx, rt)
+	if err != nil {
+		return fsm.Fail(err)
+	}
+	if shoot == nil {
+		// Without its shoot (read from the shoot cache, no request) the Runtime is being created:
+		// its ConfigMap is almost always missing, so it is applied without being read first, one
+		// Gardener request instead of two while a landscape provisions at the rate limit.
 		return s.applyAuthenticationConfigMap(ctx, cm.Name, ac)
 	}
 	current := &corev1.ConfigMap{}
@@ -65,12 +68,6 @@ func (s steps) applyAuthenticationConfigMap(ctx context.Context, name string, ac
 		return fsm.Fail(fmt.Errorf("apply authentication configuration %s: %w", name, err))
 	}
 	return fsm.Next(StepApplyShoot)
-}
-
-// wasProvisioned reports whether the Runtime's shoot was reconciled once (the Provisioned
-// condition, which upstream sets too, is there in any state).
-func wasProvisioned(rt *infrav1.Runtime) bool {
-	return meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionProvisioned) != nil
 }
 
 // sameConfigMap reports whether current has want's data.

@@ -14,8 +14,8 @@ import (
 
 // TestApplyAuthentication covers the structured authentication ConfigMap of the shoot: written
 // labelled with its Runtime, not written again while its data is the same unless forced, and
-// the errors of the garden. The Runtime's shoot was reconciled before (the Provisioned
-// condition), as on a re-check or an adoption, unless the case says it is being created.
+// the errors of the garden. The Runtime's shoot exists, as on a re-check or an adoption, unless
+// the case says the Runtime is being created.
 func TestApplyAuthentication(t *testing.T) {
 	// authConfig returns the ConfigMap in the garden as the step would write it for rt, with
 	// data, labelled with the Runtime when labelled.
@@ -59,8 +59,8 @@ func TestApplyAuthentication(t *testing.T) {
 		exists, labelled bool
 		// issuer is the issuer URL of the authenticator in the ConfigMap.
 		issuer string
-		// creating leaves out the Provisioned condition: the Runtime is being created. reads
-		// is how often the step read the ConfigMap.
+		// creating leaves out the shoot: the Runtime is being created. reads is how often the
+		// step read the ConfigMap.
 		creating bool
 		reads    int
 	}{
@@ -135,12 +135,12 @@ func TestApplyAuthentication(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newTestRuntime(t, "rt")
-			if !tt.creating {
-				setCondition(rt, infrav1.ConditionProvisioned, true, "ShootReady", "Shoot is reconciled")
-			}
 			var others []client.Object
 			if tt.others != nil {
 				others = tt.others(t, rt)
+			}
+			if !tt.creating {
+				others = append(others, testShoot(rt))
 			}
 			w := newWorld(t, others...)
 			if tt.setup != nil {
