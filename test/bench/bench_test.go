@@ -146,8 +146,10 @@ func TestBench(t *testing.T) {
 		t.Logf("P2 %-22s N=%d outage %s: peak %.1f/s (10s %.1f/s), mean %.2f/s during; peak %.1f/s mean %.2f/s after; Failed %d; per-runtime alerts %v; shared %v; all Ready %t, %s after recovery",
 			pol, got.n, got.outage, got.peakDuring, got.peak10During, got.meanDuring, got.peakAfter, got.meanAfter, got.failed,
 			got.runtimeAlerts, got.sharedAlerts, got.recovered, got.recovery.Round(time.Second))
-		checkMeasured(t, "P2 "+string(pol), len(got.rate) > int(p.P2Outage.Seconds()) && got.meanDuring > 0,
-			"no Gardener request was seen during the outage")
+		// This manager's breaker probes Gardener throughout an outage; the baseline polls every
+		// 60s, and a short outage may see none of its requests.
+		checkMeasured(t, "P2 "+string(pol), len(got.rate) > int(p.P2Outage.Seconds()) && (got.meanDuring > 0 || pol == baseline) && got.readyAt > 0,
+			"no Gardener request was seen during the outage, or no Runtime was Ready after it")
 		if pol == ours && !got.recovered {
 			t.Errorf("P2 %s: %d of %d Ready within %s after the outage", pol, got.readyAt, got.n, p.timeout(pol))
 		}
