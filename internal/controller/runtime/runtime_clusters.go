@@ -13,8 +13,11 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 )
 
-// DefaultRuntimeClients is how many runtime-cluster clients CachedClusters keeps by default.
-const DefaultRuntimeClients = 512
+// DefaultRuntimeClients is how many runtime-cluster clients CachedClusters keeps by default. A
+// client serves the passes of one provisioning or re-check, which come seconds apart; the next
+// re-check of the same runtime comes half an hour later, when keeping its client would only have
+// held a connection open. So the cache holds the runtimes in flight, not the fleet.
+const DefaultRuntimeClients = 128
 
 // CachedClusters connects to a runtime's cluster with the admin kubeconfig in its Secret, and
 // keeps the clients it built: a client
@@ -22,7 +25,9 @@ const DefaultRuntimeClients = 512
 // the steps that configure a runtime's cluster reach it on every pass, the periodic re-check of
 // a Ready runtime included. A client serves only the kubeconfig it was built from, so a rotated
 // kubeconfig builds a new one; at most size clients are kept, the least recently used goes
-// first. The Secret is read on every call, from the manager's cache.
+// first, and a client that leaves the cache closes its idle connections at once instead of
+// holding them until their idle timeout. The Secret is read on every call, from the manager's
+// cache.
 type CachedClusters struct {
 	secrets   client.Reader
 	newClient ClientFunc
@@ -38,7 +43,26 @@ type cachedClient struct {
 // NewCachedClusters returns a CachedClusters that keeps up to size clients (at least one);
 // newClient nil is KubeconfigClient.
 func NewCachedClusters(secrets client.Reader, newClient ClientFunc, size int) *CachedClusters {
-	return &CachedClusters{secrets: secrets, newClient: newClient, clients: lru.New(max(size, 1))}
+	evicted := func(_ lru.Key, v any) {
+		if cached, ok := v.(cachedClient); ok {
+			closeIdle(cached.client)
+		}
+	}
+	return &CachedClusters{secrets: secrets, newClient: newClient, clients: lru.NewWithEvictionFunc(max(size, 1), evicted)}
+}
+
+// idleCloser is a client that can close the connections it keeps open between requests, as the
+// clients of KubeconfigClient can.
+type idleCloser interface {
+	CloseIdleConnections()
+}
+
+// closeIdle closes c's idle connections when it has a way to. A request still running on another
+// worker keeps its connection; that one closes after its idle timeout.
+func closeIdle(c client.Client) {
+	if ic, ok := c.(idleCloser); ok {
+		ic.CloseIdleConnections()
+	}
 }
 
 // Connect implements Clusters.
@@ -53,10 +77,11 @@ func (c *CachedClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Obje
 		if cached, _ := v.(cachedClient); cached.kubeconfig == sum {
 			return cached.client, nil
 		}
+		// The kubeconfig was rotated: the old client goes, with its connections.
+		c.clients.Remove(key)
 	}
 	built, err := connect(ctx, c.newClient, kubeconfig)
 	if err != nil {
-		c.clients.Remove(key)
 		return nil, err
 	}
 	c.clients.Add(key, cachedClient{kubeconfig: sum, client: built})

@@ -2,11 +2,20 @@ package runtime
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/pem"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -79,5 +88,99 @@ func TestCachedClusters(t *testing.T) {
 	missing := newTestRuntime(t, "missing")
 	if _, err := clusters.Connect(t.Context(), missing); err == nil || !strings.Contains(err.Error(), "get kubeconfig secret") {
 		t.Errorf("no Secret: %v, want the Secret's error", err)
+	}
+}
+
+// closeRecorder is a runtime client that records when its idle connections are closed.
+type closeRecorder struct {
+	client.Client
+	name   string
+	closed *[]string
+}
+
+func (c closeRecorder) CloseIdleConnections() { *c.closed = append(*c.closed, c.name) }
+
+// TestCachedClustersCloseWhatTheyDrop: a client that leaves the cache, as the least recently used
+// or after its kubeconfig was rotated, closes its idle connections; the clients kept stay open.
+func TestCachedClustersCloseWhatTheyDrop(t *testing.T) {
+	a, b, c := newTestRuntime(t, "a"), newTestRuntime(t, "b"), newTestRuntime(t, "c")
+	w := newWorld(t, secretHolding(a, "a-1"), secretHolding(b, "b-1"), secretHolding(c, "c-1"))
+	var closed []string
+	clusters := NewCachedClusters(w.kcp, func(_ context.Context, kc []byte) (client.Client, error) {
+		return closeRecorder{Client: w.store("runtime-"+string(kc), nil), name: string(kc), closed: &closed}, nil
+	}, 2)
+	connect := func(rt *infrav1.Runtime) {
+		t.Helper()
+		if _, err := clusters.Connect(t.Context(), rt); err != nil {
+			t.Fatalf("connect %s: %v", rt.Name, err)
+		}
+	}
+	connect(a)
+	connect(b)
+	if len(closed) != 0 {
+		t.Fatalf("clients closed while the cache had room: %v", closed)
+	}
+	connect(c) // a goes: least recently used
+	if err := w.kcp.Update(t.Context(), secretHolding(b, "b-2")); err != nil {
+		t.Fatal(err)
+	}
+	connect(b) // b-1 goes: rotated
+	if want := "a-1 b-1"; strings.Join(closed, " ") != want {
+		t.Errorf("closed %v, want %s", closed, want)
+	}
+}
+
+// TestKubeconfigClientClosesIdleConnections: a client KubeconfigClient built closes its idle
+// connection to the cluster when asked, through client-go's wrapped transport, so that a client
+// CachedClusters drops leaves no connection behind.
+func TestKubeconfigClientClosesIdleConnections(t *testing.T) {
+	var mu sync.Mutex
+	open := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kyma-system"}}`))
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			open++
+		case http.StateClosed, http.StateHijacked:
+			open--
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	openNow := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return open
+	}
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, certificate-authority-data: %q}}]
+users: [{name: u, user: {token: secret}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`, srv.URL, base64.StdEncoding.EncodeToString(ca))
+	c, err := KubeconfigClient(t.Context(), []byte(kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: "kyma-system"}, &corev1.Namespace{}); err != nil {
+		t.Fatalf("get namespace: %v", err)
+	}
+	if n := openNow(); n != 1 {
+		t.Fatalf("%d connections open after a request, want 1", n)
+	}
+	closeIdle(c)
+	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return openNow() == 0, nil
+	})
+	if err != nil {
+		t.Errorf("%d connections still open after closeIdle", openNow())
 	}
 }

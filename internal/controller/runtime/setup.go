@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -141,8 +143,20 @@ func KubeconfigClient(_ context.Context, kubeconfig []byte) (client.Client, erro
 	if err != nil {
 		return nil, fmt.Errorf("runtime client: %w", err)
 	}
-	return c, nil
+	return kubeconfigClient{Client: c, http: hc}, nil
 }
+
+// kubeconfigClient is a runtime cluster's client with the HTTP client under it, whose idle
+// connections CachedClusters closes when it drops the client.
+type kubeconfigClient struct {
+	client.Client
+	http *http.Client
+}
+
+// CloseIdleConnections closes the connections that no request uses. client-go wraps the
+// transport in round trippers that do not pass http.Client's call on, so the transport is
+// unwrapped first.
+func (c kubeconfigClient) CloseIdleConnections() { utilnet.CloseIdleConnectionsFor(c.http.Transport) }
 
 // runtimeKinds maps the kinds the steps read and write in a runtime cluster.
 var runtimeKinds = func() meta.RESTMapper {
