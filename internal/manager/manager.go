@@ -396,7 +396,16 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		// Runtimes, GardenerClusters, the kubeconfig Secrets and the ACL ConfigMap all live in
 		// the manager's namespace: nothing else is cached, nor readable through the cache, and
 		// the manager needs no permission outside it (rbac.go).
-		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{o.Namespace: {}}},
+		// No step reads managedFields, which are a large part of every object: the cache keeps
+		// the objects without them.
+		Cache: cache.Options{
+			DefaultNamespaces: map[string]cache.Config{o.Namespace: {}},
+			DefaultTransform:  cache.TransformStripManagedFields(),
+		},
+		// The kubeconfig Secrets are read from the API server when a step needs one: a cache
+		// of them would hold every runtime's admin credentials in memory, a seventh of a Ready
+		// fleet's heap, for reads that come minutes apart per runtime.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		// The manager's own kinds are mapped without discovery: the Runtime index is registered
 		// before the API server is asked anything.
 		MapperProvider: controlPlaneRESTMapper,
@@ -540,7 +549,11 @@ func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (c
 	c, err := cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = scheme
 		co.MapperProvider = gardenRESTMapper
-		co.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{"garden-" + o.GardenProject: {}}}
+		co.Cache = cache.Options{
+			DefaultNamespaces: map[string]cache.Config{"garden-" + o.GardenProject: {}},
+			// A shoot's managedFields are often as large as its spec, and no step reads them.
+			DefaultTransform: cache.TransformStripManagedFields(),
+		}
 		co.Client = o.gardenClientOptions()
 	})
 	if err != nil {
