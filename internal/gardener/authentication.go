@@ -1,6 +1,7 @@
 package gardener
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiserverv1beta1 "k8s.io/apiserver/pkg/apis/apiserver/v1beta1"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -72,13 +74,8 @@ func authenticationConfigMap(rt *infrav1.Runtime, opts ConvertOptions) (*corev1.
 		},
 		JWT: []apiserverv1beta1.JWTAuthenticator{jwtAuthenticator(*oidc)},
 	}
-	data, err := yaml.Marshal(cfg)
+	data, err := encodeAuthenticationConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("encode authentication configuration of runtime %s: %w", rt.Name, err)
-	}
-	// Gardener refuses a ConfigMap that kube-apiserver would not load; say so now, naming the
-	// Runtime's field, rather than after a round trip.
-	if err := ValidateAuthenticationConfig(data); err != nil {
 		return nil, fmt.Errorf("OIDC provider %s of runtime %s (spec.shoot.kubernetes.kubeAPIServer.oidcConfig or the default): %w",
 			deref(oidc.IssuerURL), rt.Name, err)
 	}
@@ -90,6 +87,34 @@ func authenticationConfigMap(rt *infrav1.Runtime, opts ConvertOptions) (*corev1.
 		},
 		Data: map[string]string{AuthenticationConfigKey: string(data)},
 	}, nil
+}
+
+// encodedConfigs holds the YAML of authentication configurations already encoded and validated,
+// by their JSON. A fleet shares a handful of OIDC providers, and a re-check renders its
+// runtime's configuration three times (ApplyAuthentication, and ApplyShoot's two renders); YAML
+// encoding and validation were a tenth of a re-check's CPU.
+var encodedConfigs = lru.New(256)
+
+// encodeAuthenticationConfig returns cfg as the YAML Gardener reads, once it checked that
+// kube-apiserver would load it: Gardener refuses a ConfigMap that kube-apiserver would not load,
+// and this says so before a round trip.
+func encodeAuthenticationConfig(cfg apiserverv1beta1.AuthenticationConfiguration) ([]byte, error) {
+	key, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("encode authentication configuration: %w", err)
+	}
+	if data, ok := encodedConfigs.Get(string(key)); ok {
+		return slices.Clone(data.([]byte)), nil //nolint:forcetypeassert // only []byte is added
+	}
+	data, err := yaml.JSONToYAML(key)
+	if err != nil {
+		return nil, fmt.Errorf("encode authentication configuration: %w", err)
+	}
+	if err := ValidateAuthenticationConfig(data); err != nil {
+		return nil, err
+	}
+	encodedConfigs.Add(string(key), slices.Clone(data))
+	return data, nil
 }
 
 // jwtAuthenticator turns one OIDC provider, given as the legacy flags describe it, into the JWT

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -201,6 +202,12 @@ func TestRenderAuthentication(t *testing.T) {
 			opts := goldenOptions
 			opts.DefaultOIDC = tt.defaultOIDC
 			r, err := Render(rt, nil, opts)
+			// The second render finds the configuration encoded and validated already: it must
+			// give the same ConfigMap, or the same error.
+			again, errAgain := Render(rt, nil, opts)
+			if (err == nil) != (errAgain == nil) || (err == nil && !equality.Semantic.DeepEqual(r.AuthenticationConfig, again.AuthenticationConfig)) {
+				t.Errorf("a second render differs: %v, %v; first %v, %v", again.AuthenticationConfig, errAgain, r.AuthenticationConfig, err)
+			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
