@@ -39,6 +39,10 @@ func TestBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	want, err := selectedScenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	if *keep {
 		if dir, err = os.MkdirTemp("", "bench-"); err != nil {
@@ -95,6 +99,9 @@ func TestBench(t *testing.T) {
 
 	var fleet run
 	for _, n := range p.P1Sizes {
+		if !want["p1"] {
+			break
+		}
 		for _, pol := range []policy{ours, baseline} {
 			r := plan.p1[n][pol]
 			prof := ""
@@ -121,10 +128,15 @@ func TestBench(t *testing.T) {
 		}
 	}
 
-	if err := s.extendFleet(ctx, p, fleet, p.largestP1(), p.P4Runtimes); err != nil {
-		t.Fatalf("P4 fleet: %v", err)
+	if want["p4"] {
+		if err := s.extendFleet(ctx, p, fleet, p.largestP1(), p.P4Runtimes); err != nil {
+			t.Fatalf("P4 fleet: %v", err)
+		}
 	}
 	for _, pol := range []policy{ours, baseline} {
+		if !want["p4"] {
+			break
+		}
 		r := fleet
 		r.policy = pol
 		got, err := s.runP4(ctx, p, r, p.P4Runtimes, p.Profile && pol == ours)
@@ -139,6 +151,9 @@ func TestBench(t *testing.T) {
 	}
 
 	for _, pol := range []policy{ours, baseline} {
+		if !want["p2"] {
+			break
+		}
 		got, err := s.runP2(ctx, p, plan.p2[pol])
 		if err != nil {
 			t.Fatalf("P2 %s: %v", pol, err)
@@ -157,6 +172,9 @@ func TestBench(t *testing.T) {
 	}
 
 	for _, pol := range []policy{ours, baseline} {
+		if !want["p3"] {
+			break
+		}
 		got, err := s.runP3(ctx, p, plan.p3[pol])
 		if err != nil {
 			t.Fatalf("P3 %s: %v", pol, err)

@@ -49,7 +49,26 @@ var (
 	opDuration  = flag.Duration("operation-duration", 0, "simulator's shoot operation duration (overrides the profile)")
 	runTimeout  = flag.Duration("run-timeout", 0, "longest wait of one run of this manager for its Runtimes (overrides the profile)")
 	baselineCut = flag.Duration("baseline-cut", 0, "longest wait of one baseline run, which is then cut (overrides the profile)")
+	scenarios   = flag.String("scenarios", "p1,p2,p3,p4", "comma-separated scenarios to run; p4 needs p1, whose largest fleet it re-checks")
 )
+
+// selectedScenarios is the set -scenarios names.
+func selectedScenarios() (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, f := range strings.Split(*scenarios, ",") {
+		name := strings.ToLower(strings.TrimSpace(f))
+		switch name {
+		case "p1", "p2", "p3", "p4":
+			out[name] = true
+		default:
+			return nil, fmt.Errorf("-scenarios: unknown scenario %q: p1, p2, p3 or p4", f)
+		}
+	}
+	if out["p4"] && !out["p1"] {
+		return nil, fmt.Errorf("-scenarios: p4 re-checks the fleet p1 provisions; name p1 too")
+	}
+	return out, nil
+}
 
 // profiles are the shipped profiles. full fits `make bench` into 30 minutes on 2 cores; the
 // issue's landscape sizes (P1 at 5,000, P2 at 1,000 with 5 minutes, P4 at 5,000 for 10 minutes)
