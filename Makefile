@@ -138,6 +138,10 @@ BENCH_ARGS ?=
 bench: envtest-binaries monitoring-tools ## Run the benchmarks (P1-P4, this manager and the baseline) into docs/benchmarks; about 30 minutes.
 	$(MONITORING_ENV) go test -count=1 -v -timeout 90m ./test/bench -run '^TestBench$$' -args -profile=full -out docs/benchmarks $(BENCH_ARGS)
 
+.PHONY: bench-landscape
+bench-landscape: envtest-binaries monitoring-tools ## Run the benchmarks at the landscape sizes (P1 to 5,000, P4 5,000 for 10 minutes) into docs/benchmarks/landscape; over an hour.
+	$(MONITORING_ENV) go test -count=1 -v -timeout 240m ./test/bench -run '^TestBench$$' -args -profile=landscape -out docs/benchmarks/landscape $(BENCH_ARGS)
+
 .PHONY: test-alerting
 test-alerting: monitoring-tools ## Check and unit-test the alert rules (promtool 3 and 2) and routing (amtool).
 	$(MONITORING_ENV) bash hack/alerting/test.sh

@@ -119,7 +119,7 @@ func TestBench(t *testing.T) {
 			checkMeasured(t, "P1 "+string(pol), got.requests.writes > 0 && (got.readyCount() > 0 || pol == baseline),
 				"no Runtime became Ready or no Gardener write was seen")
 			if pol == ours && !got.complete {
-				t.Errorf("P1 %s N=%d: only %d Ready within %s", pol, n, got.readyCount(), p.timeout(pol))
+				t.Errorf("P1 %s N=%d: only %d Ready within %s", pol, n, got.readyCount(), p.p1Timeout(pol, n))
 			}
 			res.p1 = append(res.p1, got)
 			if pol == ours && n == p.largestP1() {

@@ -97,7 +97,7 @@ func (s *stack) runP1(ctx context.Context, p profile, r run, n int, prof string)
 	} else {
 		profDone <- nil
 	}
-	ok, end := t.waitFor(ctx, n, p.timeout(r.policy), isReady)
+	ok, end := t.waitFor(ctx, n, p.p1Timeout(r.policy, n), isReady)
 	res.complete = ok
 	res.elapsed = end.Sub(start)
 	for _, at := range t.readyTimes() {

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,12 +33,16 @@ type profile struct {
 	// cut there and reported with what it reached, so that its 5 QPS do not set the length of
 	// the benchmark.
 	RunTimeout, BaselineCut time.Duration
+	// BaselineLargeCut bounds the baseline's P1 runs beyond the smallest size: at 5 QPS they
+	// cannot finish within a benchmark, and what they reach is a lower bound however long
+	// they run.
+	BaselineLargeCut time.Duration
 	// Profile takes pprof CPU and heap profiles of this manager during P1 and P4.
 	Profile bool
 }
 
 var (
-	profileName = flag.String("profile", "short", "short (a few Runtimes per scenario, for CI) or full (make bench)")
+	profileName = flag.String("profile", "short", "short (a few Runtimes per scenario, for CI), full (make bench) or landscape (the landscape sizes, make bench-landscape)")
 	outDir      = flag.String("out", "", "directory for README.md and the plots (default: the test's temporary directory)")
 	keep        = flag.Bool("keep", false, "keep the work directory (logs of every process)")
 	p1Sizes     = flag.String("p1-sizes", "", "comma-separated P1 sizes (overrides the profile)")
@@ -70,21 +75,31 @@ func selectedScenarios() (map[string]bool, error) {
 	return out, nil
 }
 
-// profiles are the shipped profiles. full fits `make bench` into 30 minutes on 2 cores; the
-// issue's landscape sizes (P1 at 5,000, P2 at 1,000 with 5 minutes, P4 at 5,000 for 10 minutes)
-// are flags away, see docs/benchmarks/README.md.
+// profiles are the shipped profiles. full fits `make bench` into 30 minutes on 2 cores; landscape
+// has the landscape sizes (P1 at 5,000, P2 at 1,000 with 5 minutes, P3 at 500, P4 at 5,000 for
+// 10 minutes), which the simulated landscape on one machine provisions at a few runtimes per
+// second, see docs/benchmarks/README.md.
 var profiles = map[string]profile{
 	"short": {
 		Name: "short", P1Sizes: []int{6}, P2Runtimes: 6, P2Outage: 20 * time.Second,
 		P3Runtimes: 6, P3Observe: 20 * time.Second,
 		P4Runtimes: 6, P4Window: 30 * time.Second, P4Recheck: 15 * time.Second,
-		OperationDuration: 3 * time.Second, RunTimeout: 4 * time.Minute, BaselineCut: 4 * time.Minute,
+		OperationDuration: 3 * time.Second, RunTimeout: 4 * time.Minute, BaselineCut: 4 * time.Minute, BaselineLargeCut: 4 * time.Minute,
 	},
 	"full": {
 		Name: "full", P1Sizes: []int{100, 1000}, P2Runtimes: 200, P2Outage: 90 * time.Second,
 		P3Runtimes: 150, P3Observe: 40 * time.Second,
 		P4Runtimes: 1000, P4Window: 2 * time.Minute, P4Recheck: time.Minute,
-		OperationDuration: 20 * time.Second, RunTimeout: 10 * time.Minute, BaselineCut: 4 * time.Minute, Profile: true,
+		OperationDuration: 20 * time.Second, RunTimeout: 10 * time.Minute, BaselineCut: 4 * time.Minute, BaselineLargeCut: 2 * time.Minute,
+		Profile: true,
+	},
+	// landscape is the issue's landscape sizes; on 2 cores it takes well over an hour.
+	"landscape": {
+		Name: "landscape", P1Sizes: []int{100, 1000, 5000}, P2Runtimes: 1000, P2Outage: 5 * time.Minute,
+		P3Runtimes: 500, P3Observe: 40 * time.Second,
+		P4Runtimes: 5000, P4Window: 10 * time.Minute, P4Recheck: 5 * time.Minute,
+		OperationDuration: 20 * time.Second, RunTimeout: 40 * time.Minute, BaselineCut: 6 * time.Minute, BaselineLargeCut: 2 * time.Minute,
+		Profile: true,
 	},
 }
 
@@ -92,7 +107,7 @@ var profiles = map[string]profile{
 func selectedProfile() (profile, error) {
 	p, ok := profiles[*profileName]
 	if !ok {
-		return profile{}, fmt.Errorf("unknown -profile %q: short or full", *profileName)
+		return profile{}, fmt.Errorf("unknown -profile %q: short, full or landscape", *profileName)
 	}
 	if *p1Sizes != "" {
 		p.P1Sizes = nil
@@ -142,4 +157,12 @@ func (p profile) timeout(pol policy) time.Duration {
 		return p.BaselineCut
 	}
 	return p.RunTimeout
+}
+
+// p1Timeout is how long a P1 run of n Runtimes waits for them.
+func (p profile) p1Timeout(pol policy, n int) time.Duration {
+	if pol == baseline && n > slices.Min(p.P1Sizes) {
+		return min(p.BaselineCut, p.BaselineLargeCut)
+	}
+	return p.timeout(pol)
 }
