@@ -2,10 +2,17 @@ package runtime
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -130,17 +137,23 @@ func TestCachedClustersCloseWhatTheyDrop(t *testing.T) {
 	}
 }
 
-// TestKubeconfigClientClosesIdleConnections: a client KubeconfigClient built closes its idle
-// connection to the cluster when asked, through client-go's wrapped transport, so that a client
-// CachedClusters drops leaves no connection behind.
-func TestKubeconfigClientClosesIdleConnections(t *testing.T) {
+// TestCachedClustersCloseConnections: with real clients over HTTP/2 and a client certificate, as
+// Gardener's admin kubeconfigs have, the connection of a runtime whose client the cache dropped
+// is closed, and the one of the runtime it keeps stays open.
+func TestCachedClustersCloseConnections(t *testing.T) {
 	var mu sync.Mutex
-	open := 0
+	open, http2 := 0, 0
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if r.ProtoMajor == 2 {
+			http2++
+		}
+		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kyma-system"}}`))
 	}))
 	srv.EnableHTTP2 = true
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -158,29 +171,67 @@ func TestKubeconfigClientClosesIdleConnections(t *testing.T) {
 		defer mu.Unlock()
 		return open
 	}
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	kubeconfig := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: %q, certificate-authority-data: %q}}]
-users: [{name: u, user: {token: secret}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`, srv.URL, base64.StdEncoding.EncodeToString(ca))
-	c, err := KubeconfigClient(t.Context(), []byte(kubeconfig))
+
+	a, b := newTestRuntime(t, "a"), newTestRuntime(t, "b")
+	w := newWorld(t, secretHolding(a, clientCertKubeconfig(t, srv, "a")), secretHolding(b, clientCertKubeconfig(t, srv, "b")))
+	clusters := NewCachedClusters(w.kcp, KubeconfigClient, 1)
+	use := func(rt *infrav1.Runtime) {
+		t.Helper()
+		c, err := clusters.Connect(t.Context(), rt)
+		if err != nil {
+			t.Fatalf("connect %s: %v", rt.Name, err)
+		}
+		if err := c.Get(t.Context(), client.ObjectKey{Name: "kyma-system"}, &corev1.Namespace{}); err != nil {
+			t.Fatalf("get namespace in %s's cluster: %v", rt.Name, err)
+		}
+	}
+	use(a)
+	if n := openNow(); n != 1 {
+		t.Fatalf("%d connections open after a's request, want 1", n)
+	}
+	use(b) // the cache holds one client: a's goes
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return openNow() == 1, nil
+	})
+	if err != nil {
+		t.Errorf("%d connections open after a's client was dropped, want b's alone", openNow())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if http2 != 2 {
+		t.Errorf("%d of 2 requests over HTTP/2, want both: the test would not cover the HTTP/2 connection pool", http2)
+	}
+}
+
+// clientCertKubeconfig is a kubeconfig for srv that authenticates with a client certificate of
+// its own, named user.
+func clientCertKubeconfig(t *testing.T, srv *httptest.Server, user string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Get(t.Context(), client.ObjectKey{Name: "kyma-system"}, &corev1.Namespace{}); err != nil {
-		t.Fatalf("get namespace: %v", err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: user},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
-	if n := openNow(); n != 1 {
-		t.Fatalf("%d connections open after a request, want 1", n)
-	}
-	closeIdle(c)
-	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return openNow() == 0, nil
-	})
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		t.Errorf("%d connections still open after closeIdle", openNow())
+		t.Fatal(err)
 	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := func(typ string, der []byte) string {
+		return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
+	}
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, certificate-authority-data: %q}}]
+users: [{name: %s, user: {client-certificate-data: %q, client-key-data: %q}}]
+contexts: [{name: c, context: {cluster: c, user: %s}}]
+current-context: c
+`, srv.URL, b64("CERTIFICATE", srv.Certificate().Raw), user, b64("CERTIFICATE", der), b64("EC PRIVATE KEY", keyDER), user)
 }
