@@ -88,7 +88,7 @@ var profiles = map[string]profile{
 	},
 	"full": {
 		Name: "full", P1Sizes: []int{100, 1000}, P2Runtimes: 200, P2Outage: 90 * time.Second,
-		P3Runtimes: 150, P3Observe: 40 * time.Second,
+		P3Runtimes: 150, P3Observe: 30 * time.Second,
 		P4Runtimes: 1000, P4Window: 2 * time.Minute, P4Recheck: time.Minute,
 		OperationDuration: 20 * time.Second, RunTimeout: 10 * time.Minute, BaselineCut: 4 * time.Minute, BaselineLargeCut: 2 * time.Minute,
 		Profile: true,

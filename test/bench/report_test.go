@@ -116,7 +116,7 @@ func writeTargets(w func(string, ...any), res *results) {
 	}
 	for _, r := range res.p3 {
 		if r.policy == ours {
-			w("| P3, N=%d | no retry before its persisted time | %d of %d retried | %s |", r.n, r.early, r.retried, met(r.early == 0))
+			w("| P3, N=%d | no retry before its persisted time | %d early of the %d retried within %s | %s |", r.n, r.early, r.retried, r.observe, met(r.early == 0 && r.retried > 0))
 		}
 	}
 	for _, r := range res.p4 {
@@ -152,15 +152,20 @@ func writeP1(w func(string, ...any), res *results) {
 		writes := minWrites(o, b)
 		for _, r := range []p1Result{o, b} {
 			bound := ideal(p, r.n, writes, r.policy.qps())
-			elapsed := r.elapsed.Round(time.Second).String()
+			elapsed, ratio := r.elapsed.Round(time.Second).String(), fmt.Sprintf("%.2fx", r.elapsed.Seconds()/bound.Seconds())
 			if !r.complete {
-				elapsed = "> " + elapsed
+				elapsed, ratio = "> "+elapsed, "-"
 			}
-			w("| %d | %s | %d | %s | %s | %.2fx | %s | %s | %s | %.1f/s of %g | %.2f | %.2f | %s |", r.n, r.policy, r.readyCount(), elapsed,
-				bound.Round(time.Second), r.elapsed.Seconds()/bound.Seconds(),
+			w("| %d | %s | %d | %s | %s | %s | %s | %s | %s | %.1f/s of %g | %.2f | %.2f | %s |", r.n, r.policy, r.readyCount(), elapsed,
+				bound.Round(time.Second), ratio,
 				quantileText(r.toReady, 0.5), quantileText(r.toReady, 0.9), quantileText(r.toReady, 0.99),
 				float64(r.requests.total)/r.elapsed.Seconds(), r.policy.qps(),
 				perRuntime(r.requests.total, r.n), perRuntime(r.requests.writes, r.n), verbs(r.requests, r.n))
+		}
+		if !o.complete || !b.complete {
+			// A cut run's time and requests are lower bounds: no ratio to them.
+			w("| %d | ratio | | - | | | | | | | - | - | |", n)
+			continue
 		}
 		w("| %d | ratio | | %.2fx | | | | | | | %.2fx | %.2fx | |", n, o.elapsed.Seconds()/b.elapsed.Seconds(),
 			perRuntime(o.requests.total, n)/perRuntime(b.requests.total, n), perRuntime(o.requests.writes, n)/perRuntime(b.requests.writes, n))
