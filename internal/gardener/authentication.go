@@ -103,8 +103,10 @@ func encodeAuthenticationConfig(cfg apiserverv1beta1.AuthenticationConfiguration
 	if err != nil {
 		return nil, fmt.Errorf("encode authentication configuration: %w", err)
 	}
-	if data, ok := encodedConfigs.Get(string(key)); ok {
-		return slices.Clone(data.([]byte)), nil //nolint:forcetypeassert // only []byte is added
+	if v, ok := encodedConfigs.Get(string(key)); ok {
+		if data, ok := v.([]byte); ok {
+			return slices.Clone(data), nil
+		}
 	}
 	data, err := yaml.JSONToYAML(key)
 	if err != nil {
