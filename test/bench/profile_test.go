@@ -50,7 +50,8 @@ var (
 	p2Outage    = flag.Duration("p2-outage", 0, "P2 length of the outage (overrides the profile)")
 	p3Runtimes  = flag.Int("p3-runtimes", 0, "P3 runtimes in backoff (overrides the profile)")
 	p4Runtimes  = flag.Int("p4-runtimes", 0, "P4 Ready runtimes (overrides the profile)")
-	p4Window    = flag.Duration("p4-window", 0, "P4 length of the quiet window per policy (overrides the profile)")
+	p4Window    = flag.Duration("p4-window", 0, "P4 length of the quiet window per policy, with a re-check interval of half of it (overrides the profile)")
+	p4Recheck   = flag.Duration("p4-recheck", 0, "P4 re-check interval (overrides the profile and -p4-window's half)")
 	opDuration  = flag.Duration("operation-duration", 0, "simulator's shoot operation duration (overrides the profile)")
 	runTimeout  = flag.Duration("run-timeout", 0, "longest wait of one run of this manager for its Runtimes (overrides the profile)")
 	baselineCut = flag.Duration("baseline-cut", 0, "longest wait of one baseline run, which is then cut (overrides the profile)")
@@ -136,6 +137,7 @@ func selectedProfile() (profile, error) {
 	if *p4Window > 0 {
 		p.P4Window, p.P4Recheck = *p4Window, *p4Window/2
 	}
+	overrideD(&p.P4Recheck, *p4Recheck)
 	overrideD(&p.OperationDuration, *opDuration)
 	overrideD(&p.RunTimeout, *runTimeout)
 	overrideD(&p.BaselineCut, *baselineCut)
