@@ -26,8 +26,8 @@ const DefaultRuntimeClients = 128
 // a Ready runtime included. A client serves only the kubeconfig it was built from, so a rotated
 // kubeconfig builds a new one; at most size clients are kept, the least recently used goes
 // first, and a client that leaves the cache closes its idle connections at once instead of
-// holding them until their idle timeout. The Secret is read on every call, from the manager's
-// cache.
+// holding them until their idle timeout. The Secret is read on every call; the manager reads
+// it from the API server, as it caches no Secrets.
 type CachedClusters struct {
 	secrets   client.Reader
 	newClient ClientFunc
