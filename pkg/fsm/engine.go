@@ -99,6 +99,9 @@ type decision struct {
 	after time.Duration
 	// moved is set when the step moved on to another step, which may run at once.
 	moved bool
+	// abandoned is set when the caller's context ended while the step ran: the manager is
+	// stopping, and what the step saw says nothing about the object.
+	abandoned bool
 }
 
 // result is the one place where the engine's decision becomes a ctrl.Result. The engine never
@@ -113,7 +116,9 @@ func (d decision) result() ctrl.Result {
 // Reconcile runs the due step of obj and updates the engine's part of its status in memory; the
 // caller persists the status. While a step moves on, the next one runs in the same call, up to
 // the chain limit (WithChain; one step by default), so one status write records where the object
-// got to. It never acts before the retry record's next retry time.
+// got to. It never acts before the retry record's next retry time. When ctx ends while a step
+// runs (the manager stops), that step's outcome is dropped: no failure is counted or logged, and
+// the status keeps what the steps before it in the call left.
 func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 	began := e.cfg.clock.Now()
 	now := began
@@ -127,6 +132,12 @@ func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 		before := obj.EngineStatus().DeepCopy()
 		log := log.WithValues("step", st.Step.Name)
 		d := e.run(ctrl.LoggerInto(ctx, log), obj, st, now)
+		if d.abandoned {
+			// Neither a failure nor a retry: the step runs again in the next process, from the
+			// status the last whole pass left.
+			log.V(1).Info("Step abandoned: the caller's context ended", "cause", context.Cause(ctx))
+			return ctrl.Result{}
+		}
 		if ready, ok := summarize(st.EngineStatus, st.verdict); ok {
 			meta.SetStatusCondition(&st.Conditions, ready)
 		}
@@ -259,9 +270,13 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *pass, now time.Time) dec
 	}
 
 	started := e.cfg.clock.Now()
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.stepTimeout)
+	stepCtx, cancel := context.WithTimeout(ctx, e.cfg.stepTimeout)
 	defer cancel()
-	out := s.Run(ctx, obj)
+	out := s.Run(stepCtx, obj)
+	if ctx.Err() != nil {
+		// The step's own timeout is a failure; the end of the caller's context (shutdown) is not.
+		return decision{abandoned: true}
+	}
 	elapsed := e.cfg.clock.Since(started).Seconds()
 	e.count(func(m *Metrics) { m.stepDuration.WithLabelValues(e.m.Name, s.Name).Observe(elapsed) })
 	return e.apply(obj, st, s, out, now)

@@ -70,6 +70,12 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	res := r.engine.Reconcile(ctx, obj)
+	if ctx.Err() != nil {
+		// The manager is stopping: a write would fail, and the status the API server holds is
+		// where the next process starts.
+		r.remember(req.NamespacedName, "")
+		return ctrl.Result{}, nil
+	}
 	if err := r.patchStatus(ctx, obj, before); err != nil {
 		if apierrors.IsNotFound(err) {
 			// The last step removed the finalizer and the object is gone.
