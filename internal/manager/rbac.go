@@ -15,8 +15,10 @@ package manager
 // controller reconciles them.
 // +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,namespace=kcp-system,resources=gardenerclusters,verbs=get;list;watch;create;update;patch;delete
 // The GardenerCluster controller writes the kubeconfig Secrets; the Runtime controller reads them
-// to reach the runtime and deletes them with it.
-// +kubebuilder:rbac:groups="",namespace=kcp-system,resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// to reach the runtime and deletes them with it. Both read them one at a time from the API
+// server, never through a cache (New): the manager may not list or watch every runtime's admin
+// credentials.
+// +kubebuilder:rbac:groups="",namespace=kcp-system,resources=secrets,verbs=get;create;update;patch;delete
 // The landscape's ACL ConfigMap, read and watched with --api-server-acl-enabled.
 // +kubebuilder:rbac:groups="",namespace=kcp-system,resources=configmaps,verbs=get;list;watch
 // Events on Runtimes and GardenerClusters (events.k8s.io), and leader election's own (core).

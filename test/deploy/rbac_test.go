@@ -101,7 +101,7 @@ func TestServiceAccountIsConfined(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := client.New(installed.config, client.Options{Scheme: env.Client.Scheme()})
+	c, err := client.NewWithWatch(installed.config, client.Options{Scheme: env.Client.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +116,18 @@ func TestServiceAccountIsConfined(t *testing.T) {
 		{"get a Secret of its namespace", func(ctx context.Context) error {
 			return c.Get(ctx, client.ObjectKey{Namespace: own, Name: "confinement-probe"}, &corev1.Secret{})
 		}, true},
+		// Secrets are read one at a time: a list, or a cache, would hold every runtime's
+		// admin credentials.
 		{"list the Secrets of its namespace", func(ctx context.Context) error {
 			return c.List(ctx, &corev1.SecretList{}, client.InNamespace(own))
-		}, true},
+		}, false},
+		{"watch the Secrets of its namespace", func(ctx context.Context) error {
+			w, err := c.Watch(ctx, &corev1.SecretList{}, client.InNamespace(own))
+			if err == nil {
+				w.Stop()
+			}
+			return err
+		}, false},
 		{"get a Secret of another namespace", func(ctx context.Context) error {
 			return c.Get(ctx, client.ObjectKey{Namespace: elsewhere, Name: "confinement-probe"}, &corev1.Secret{})
 		}, false},
@@ -148,7 +157,8 @@ func TestServiceAccountIsConfined(t *testing.T) {
 
 // TestManagerUnderItsServiceAccount: the manager, running as the installed ServiceAccount with
 // the installed arguments, provisions a runtime to Ready, rotates its kubeconfig and
-// deprovisions it, with nothing but the shipped RBAC.
+// deprovisions it, with nothing but the shipped RBAC. That RBAC lets it neither list nor watch
+// Secrets, so this also shows that the manager reads them without a cache.
 func TestManagerUnderItsServiceAccount(t *testing.T) {
 	requireManager(t)
 	ctx := t.Context()
