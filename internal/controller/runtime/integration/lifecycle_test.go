@@ -38,6 +38,8 @@ var (
 	env    *testenv.Env
 	sim    *gardensim.Simulator
 	garden client.Client
+	// managerClient is the running manager's own client, which reads through its caches.
+	managerClient client.Client
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -109,6 +111,7 @@ func startManager() (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	managerClient = mgr.GetClient()
 	if garden, err = client.New(sim.GardenAdminConfig(), client.Options{Scheme: mgr.GetScheme()}); err != nil {
 		return nil, err
 	}
