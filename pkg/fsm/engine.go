@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -102,6 +103,9 @@ type decision struct {
 	// abandoned is set when the caller's context ended while the step ran: the manager is
 	// stopping, and what the step saw says nothing about the object.
 	abandoned bool
+	// background is set for the periodic re-check of a finished object: it waits behind the
+	// objects in flight in the controller's queue.
+	background bool
 }
 
 // result is the one place where the engine's decision becomes a ctrl.Result. The engine never
@@ -110,7 +114,15 @@ func (d decision) result() ctrl.Result {
 	if d.after <= 0 {
 		return ctrl.Result{}
 	}
-	return ctrl.Result{RequeueAfter: d.after}
+	r := ctrl.Result{RequeueAfter: d.after}
+	if d.background {
+		// With a priority queue, the re-check of a finished object comes after the work of
+		// objects in flight, like the initial list's; otherwise the queue keeps the priority
+		// the object was taken with.
+		p := handler.LowPriority
+		r.Priority = &p
+	}
+	return r
 }
 
 // Reconcile runs the due step of obj and updates the engine's part of its status in memory; the
@@ -335,7 +347,7 @@ func (e *Engine[T]) idle(obj T, st *pass, now time.Time) (decision, bool) {
 		due = st.Step.Deadline.Time
 	}
 	if now.Before(due) {
-		return decision{after: due.Sub(now)}, true
+		return decision{after: due.Sub(now), background: true}, true
 	}
 	return decision{}, false
 }
@@ -380,7 +392,7 @@ func (e *Engine[T]) done(obj T, st *pass, s Step[T], out Outcome, now time.Time)
 		after = out.poll
 		st.Step.Deadline = ptrTime(ceilSecond(now.Add(after)))
 	}
-	return decision{after: after}
+	return decision{after: after, background: true}
 }
 
 // wait keeps the object in a waiting step until its deadline. Waiting is not success: a retry

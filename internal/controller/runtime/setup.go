@@ -85,15 +85,15 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 	}
 	if !cfg.UpstreamRequeues {
 		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{},
-			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *gardencorev1beta1.Shoot) []reconcile.Request {
+			inFlight(handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *gardencorev1beta1.Shoot) []reconcile.Request {
 				return byRuntimeLabels(context.Background(), s)
-			})))
+			}))))
 	}
 	err = b.
 		Named(ControllerName).
 		For(&infrav1.Runtime{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&infrav1.GardenerCluster{}, handler.EnqueueRequestsFromMapFunc(byRuntimeLabels)).
+		Watches(&infrav1.GardenerCluster{}, inFlight(handler.EnqueueRequestsFromMapFunc(byRuntimeLabels))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },
 			fsm.WithAPIReader(mgr.GetAPIReader())))
