@@ -90,8 +90,8 @@ var profiles = map[string]profile{
 	"full": {
 		Name: "full", P1Sizes: []int{100, 1000}, P2Runtimes: 200, P2Outage: 90 * time.Second,
 		P3Runtimes: 150, P3Observe: 30 * time.Second,
-		P4Runtimes: 1000, P4Window: 2 * time.Minute, P4Recheck: time.Minute,
-		OperationDuration: 20 * time.Second, RunTimeout: 10 * time.Minute, BaselineCut: 4 * time.Minute, BaselineLargeCut: 2 * time.Minute,
+		P4Runtimes: 1000, P4Window: 90 * time.Second, P4Recheck: 45 * time.Second,
+		OperationDuration: 20 * time.Second, RunTimeout: 10 * time.Minute, BaselineCut: 4 * time.Minute, BaselineLargeCut: time.Minute,
 		Profile: true,
 	},
 	// landscape is the landscape sizes; on 2 cores it takes well over an hour.
