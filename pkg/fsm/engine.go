@@ -128,8 +128,8 @@ func (d decision) result() ctrl.Result {
 // Reconcile runs the due step of obj and updates the engine's part of its status in memory; the
 // caller persists the status. While a step moves on, the next one runs in the same call, up to
 // the chain limit (WithChain; one step by default), so one status write records where the object
-// got to. It never acts before the retry record's next retry time. When ctx ends while a step
-// runs (the manager stops), that step's outcome is dropped: no failure is counted or logged, and
+// got to. It never acts before the retry record's next retry time. When ctx is canceled while a
+// step runs (the manager stops), that step's outcome is dropped: no failure is counted or logged, and
 // the status keeps what the steps before it in the call left.
 func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 	began := e.cfg.clock.Now()
@@ -285,13 +285,18 @@ func (e *Engine[T]) run(ctx context.Context, obj T, st *pass, now time.Time) dec
 	stepCtx, cancel := context.WithTimeout(ctx, e.cfg.stepTimeout)
 	defer cancel()
 	out := s.Run(stepCtx, obj)
-	if ctx.Err() != nil {
-		// The step's own timeout is a failure; the end of the caller's context (shutdown) is not.
+	if stopping(ctx) {
 		return decision{abandoned: true}
 	}
 	elapsed := e.cfg.clock.Since(started).Seconds()
 	e.count(func(m *Metrics) { m.stepDuration.WithLabelValues(e.m.Name, s.Name).Observe(elapsed) })
 	return e.apply(obj, st, s, out, now)
+}
+
+// stopping reports whether the caller canceled ctx: the manager stops. A deadline of the caller
+// (controller-runtime's ReconciliationTimeout) or of the step is a failure of the step, not a stop.
+func stopping(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled)
 }
 
 // held reports whether the object must wait before its step runs: its step is paused and the

@@ -70,7 +70,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	res := r.engine.Reconcile(ctx, obj)
-	if ctx.Err() != nil {
+	if stopping(ctx) {
 		// The manager is stopping: a write would fail, and the status the API server holds is
 		// where the next process starts.
 		r.remember(req.NamespacedName, "")

@@ -99,3 +99,29 @@ func TestStoppingIsNotAFailure(t *testing.T) {
 		t.Error("no example_fsm_step_failures_total series gathered: the check above checked nothing")
 	}
 }
+
+// TestCallersDeadlineIsAFailure: a deadline of the caller's context (controller-runtime's
+// ReconciliationTimeout) that ends a step is the step's failure, retried like its own timeout,
+// not a stop that would drop the object from the queue.
+func TestCallersDeadlineIsAFailure(t *testing.T) {
+	e, err := fsm.New(fsm.Machine[*widget]{
+		Name: "example", Start: "Hang",
+		Steps: []fsm.Step[*widget]{{Name: "Hang", Run: func(ctx context.Context, _ *widget) fsm.Outcome {
+			<-ctx.Done()
+			return fsm.Fail(ctx.Err())
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWidget()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res := e.Reconcile(ctx, w)
+	if r := w.Status.Retry; r == nil || r.Attempt != 1 || r.NextRetryAt == nil {
+		t.Errorf("retry record %+v, want attempt 1 with a next retry", r)
+	}
+	if res.RequeueAfter <= 0 {
+		t.Errorf("result %+v, want a requeue for the retry", res)
+	}
+}
