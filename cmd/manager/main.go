@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,10 +15,19 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 )
 
+// gcPercent is the collector's target (GOGC) unless the environment sets GOGC. Most of the
+// manager's heap is its caches of Runtimes, GardenerClusters and shoots, which live as long as
+// the process; Go's default of 100 lets the heap grow by as much again in garbage before a
+// collection, which for a quiet fleet of 1,000 Runtimes was a third of the manager's memory.
+// At 50 the collector runs twice as often, on a heap whose garbage is small: a few percent
+// more CPU for a quarter less memory (docs/benchmarks).
+const gcPercent = 50
+
 // upstreamGardenKubeconfig is where upstream's Deployment mounts the Gardener kubeconfig.
 const upstreamGardenKubeconfig = "/gardener/kubeconfig/kubeconfig"
 
 func main() {
+	setGCPercent(os.LookupEnv)
 	opts := manager.DefaultOptions()
 	opts.BindFlags(flag.CommandLine)
 	gardenKubeconfig := flag.String("gardener-kubeconfig", upstreamGardenKubeconfig, "kubeconfig of the Gardener project")
@@ -52,4 +62,14 @@ func run(gardenKubeconfig string, opts manager.Options) error {
 		return fmt.Errorf("run manager: %w", err)
 	}
 	return nil
+}
+
+// setGCPercent sets gcPercent as the collector's target unless GOGC is set in the environment
+// (looked up with lookup), which the Go runtime has applied already; it reports whether it set it.
+func setGCPercent(lookup func(string) (string, bool)) bool {
+	if _, set := lookup("GOGC"); set {
+		return false
+	}
+	debug.SetGCPercent(gcPercent)
+	return true
 }
