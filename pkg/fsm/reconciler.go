@@ -77,6 +77,11 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, nil
 	}
 	if err := r.patchStatus(ctx, obj, before); err != nil {
+		if stopping(ctx) {
+			// The manager began to stop during the write.
+			r.remember(req.NamespacedName, "")
+			return ctrl.Result{}, nil
+		}
 		if apierrors.IsNotFound(err) {
 			// The last step removed the finalizer and the object is gone.
 			r.forget(req.NamespacedName)

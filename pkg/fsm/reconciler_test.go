@@ -84,3 +84,34 @@ func TestStaleCacheRunsNoStepTwice(t *testing.T) {
 	}
 	t.Logf("runs %v, status writes %d", runs, writes)
 }
+
+// TestStopDuringTheStatusWrite: the manager stops while the reconciler writes the status (the
+// write fails with the canceled context). That is no reconcile error for controller-runtime to
+// log: the next process reads the status the API server holds.
+func TestStopDuringTheStatusWrite(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := addWidgets(scheme); err != nil {
+		t.Fatal(err)
+	}
+	w := &widget{ObjectMeta: metav1.ObjectMeta{Namespace: "kcp-system", Name: "w", Generation: 1}}
+	api := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&widget{}).WithObjects(w).Build()
+	ctx, stop := context.WithCancel(t.Context())
+	c := interceptor.NewClient(api, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, _ client.Client, _ string, _ client.Object, _ client.Patch, _ ...client.SubResourcePatchOption) error {
+			stop()
+			return ctx.Err()
+		},
+	})
+	engine, err := fsm.New(fsm.Machine[*widget]{
+		Name: "example", Start: "Create",
+		Steps: []fsm.Step[*widget]{{Name: "Create", Run: func(context.Context, *widget) fsm.Outcome { return fsm.Done() }}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fsm.NewReconciler(c, engine, func() *widget { return &widget{} })
+	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w)})
+	if err != nil || res != (ctrl.Result{}) {
+		t.Errorf("Reconcile = %+v, %v; want no result and no error while the manager stops", res, err)
+	}
+}
