@@ -100,7 +100,7 @@ type decision struct {
 	after time.Duration
 	// moved is set when the step moved on to another step, which may run at once.
 	moved bool
-	// abandoned is set when the caller's context ended while the step ran: the manager is
+	// abandoned is set when the caller canceled its context while the step ran: the manager is
 	// stopping, and what the step saw says nothing about the object.
 	abandoned bool
 	// background is set for the periodic re-check of a finished object: it waits behind the
@@ -147,7 +147,7 @@ func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 		if d.abandoned {
 			// Neither a failure nor a retry: the step runs again in the next process, from the
 			// status the last whole pass left.
-			log.V(1).Info("Step abandoned: the caller's context ended", "cause", context.Cause(ctx))
+			log.V(1).Info("Step abandoned: the manager is stopping", "cause", context.Cause(ctx))
 			return ctrl.Result{}
 		}
 		if ready, ok := summarize(st.EngineStatus, st.verdict); ok {

@@ -70,15 +70,10 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	res := r.engine.Reconcile(ctx, obj)
-	if stopping(ctx) {
-		// The manager is stopping: a write would fail, and the status the API server holds is
-		// where the next process starts.
-		r.remember(req.NamespacedName, "")
-		return ctrl.Result{}, nil
-	}
 	if err := r.patchStatus(ctx, obj, before); err != nil {
 		if stopping(ctx) {
-			// The manager began to stop during the write.
+			// The manager is stopping: the write failed with its context, and the status the
+			// API server holds is where the next process starts.
 			r.remember(req.NamespacedName, "")
 			return ctrl.Result{}, nil
 		}
