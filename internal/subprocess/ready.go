@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -59,14 +63,54 @@ func HTTPOK(ctx context.Context, url string) error {
 // LoopbackAddress returns 127.0.0.1:preferred when that port is free, else (and for 0) a free
 // loopback port. The port is free when checked; another program may still take it before the
 // child listens on it.
+//
+// The port comes from below the kernel's ephemeral range. The range's ports are the source
+// ports of outgoing connections, and a busy test opens many: a port the kernel handed out free
+// could be some connection's source port a moment later, and the child's listen would fail.
 func LoopbackAddress(preferred int) (string, error) {
 	if preferred > 0 {
-		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", preferred)); err == nil {
-			addr := ln.Addr().String()
-			_ = ln.Close()
+		if addr, ok := listenable(preferred); ok {
 			return addr, nil
 		}
 	}
+	low := ephemeralLow()
+	if low-firstPrivatePort < 1024 {
+		// Too few ports below the range to pick from: take the kernel's.
+		return kernelsFreePort()
+	}
+	for range 200 {
+		if addr, ok := listenable(firstPrivatePort + rand.IntN(low-firstPrivatePort)); ok {
+			return addr, nil
+		}
+	}
+	return "", fmt.Errorf("find a free loopback port: none of 200 tried in %d-%d was free", firstPrivatePort, low-1)
+}
+
+// firstPrivatePort is the lowest port LoopbackAddress hands out: ports below it are the
+// registered ports of well-known services.
+const firstPrivatePort = 16384
+
+// ephemeralLow is the first port of the kernel's ephemeral range, Linux's default where the
+// kernel does not say.
+func ephemeralLow() int {
+	const linuxDefault = 32768
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return linuxDefault
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return linuxDefault
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return linuxDefault
+	}
+	return low
+}
+
+// kernelsFreePort returns a loopback address with a port the kernel finds free.
+func kernelsFreePort() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("find a free loopback port: %w", err)
@@ -76,4 +120,14 @@ func LoopbackAddress(preferred int) (string, error) {
 		return "", fmt.Errorf("find a free loopback port: %w", err)
 	}
 	return addr, nil
+}
+
+// listenable reports whether 127.0.0.1:port can be listened on now, and the address.
+func listenable(port int) (string, bool) {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return "", false
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close() == nil
 }

@@ -2,6 +2,7 @@ package subprocess
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -150,7 +151,29 @@ func TestLoopbackAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(addr, "127.0.0.1:") || strings.HasSuffix(addr, ":0") {
-		t.Errorf("got %s, want a port on 127.0.0.1", addr)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "127.0.0.1" || p < firstPrivatePort || p >= ephemeralLow() {
+		t.Errorf("got %s, want a port on 127.0.0.1 from %d up to the ephemeral range at %d", addr, firstPrivatePort, ephemeralLow())
+	}
+
+	// A preferred port that is taken gives another one.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	other, err := LoopbackAddress(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == addr {
+		t.Errorf("LoopbackAddress(%d) gave the taken %s", p, addr)
 	}
 }
