@@ -84,10 +84,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 			})))
 	}
 	if !cfg.UpstreamRequeues {
-		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{},
-			inFlight(handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *gardencorev1beta1.Shoot) []reconcile.Request {
-				return byRuntimeLabels(context.Background(), s)
-			}))))
+		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(ProgressRefresh)))
 	}
 	err = b.
 		Named(ControllerName).
