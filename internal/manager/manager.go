@@ -551,8 +551,10 @@ func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (c
 		co.MapperProvider = gardenRESTMapper
 		co.Cache = cache.Options{
 			DefaultNamespaces: map[string]cache.Config{"garden-" + o.GardenProject: {}},
-			// A shoot's managedFields are often as large as its spec, and no step reads them.
+			// A shoot's managedFields are often as large as its spec, and no step reads them,
+			// nor most of its status.
 			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject:         map[client.Object]cache.ByObject{&gardencorev1beta1.Shoot{}: {Transform: runtimectrl.TrimShoot}},
 		}
 		co.Client = o.gardenClientOptions()
 	})

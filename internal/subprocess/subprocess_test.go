@@ -168,7 +168,7 @@ func TestLoopbackAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	other, err := LoopbackAddress(p)
 	if err != nil {
 		t.Fatal(err)

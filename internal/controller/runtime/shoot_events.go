@@ -7,6 +7,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -119,4 +120,23 @@ func (q laterPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconc
 		o.After = q.after
 	}
 	q.PriorityQueue.AddWithOpts(o, items...)
+}
+
+// TrimShoot is the garden cache's transform for shoots: it keeps of a shoot what the steps and
+// the shoot watch read, so a fleet's cached shoots hold no more. It drops the managedFields and,
+// of the status, all but the last operation, the last errors and the observed generation: the
+// health conditions, constraints, credentials rotation, networks and addresses that Gardener
+// keeps there are no step's business. Anything else passes as it is.
+func TrimShoot(obj any) (any, error) {
+	shoot, ok := obj.(*gardencorev1beta1.Shoot)
+	if !ok {
+		return cache.TransformStripManagedFields()(obj)
+	}
+	shoot.ManagedFields = nil
+	shoot.Status = gardencorev1beta1.ShootStatus{
+		LastOperation:      shoot.Status.LastOperation,
+		LastErrors:         shoot.Status.LastErrors,
+		ObservedGeneration: shoot.Status.ObservedGeneration,
+	}
+	return shoot, nil
 }
