@@ -81,6 +81,9 @@ func (s *stack) startManager(ctx context.Context, r run, extra ...string) (*mana
 		args = append(args, "--emulate-upstream-requeues")
 	}
 	args = append(args, extra...)
+	if r.policy != baseline {
+		args = append(args, strings.Fields(*managerArgs)...)
+	}
 	env := []string{"KUBECONFIG=" + s.cpKubeconfig, "POD_NAMESPACE=" + r.name}
 	name := "manager-" + r.name
 	var err error

@@ -55,6 +55,7 @@ var (
 	opDuration  = flag.Duration("operation-duration", 0, "simulator's shoot operation duration (overrides the profile)")
 	runTimeout  = flag.Duration("run-timeout", 0, "longest wait of one run of this manager for its Runtimes (overrides the profile)")
 	baselineCut = flag.Duration("baseline-cut", 0, "longest wait of one baseline run, which is then cut (overrides the profile)")
+	managerArgs = flag.String("manager-args", "", "extra flags for this manager's runs, not the baseline's, separated by spaces (for tuning: -manager-args=--workers=50)")
 	scenarios   = flag.String("scenarios", "p1,p2,p3,p4", "comma-separated scenarios to run; p4 needs p1, whose largest fleet it re-checks")
 )
 
