@@ -45,30 +45,35 @@ func raised(q workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue
 	if !ok {
 		return q
 	}
-	return inFlightQueue{pq}
+	p := PriorityInFlight
+	return defaultsQueue{PriorityQueue: pq, priority: &p}
 }
 
-// inFlightQueue adds at PriorityInFlight unless told otherwise.
-type inFlightQueue struct {
+// defaultsQueue adds with its priority and delay wherever an add sets none of its own.
+type defaultsQueue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
+	priority *int
+	after    time.Duration
 }
 
-func (q inFlightQueue) Add(item reconcile.Request) {
+func (q defaultsQueue) Add(item reconcile.Request) {
 	q.AddWithOpts(priorityqueue.AddOpts{}, item)
 }
 
-func (q inFlightQueue) AddAfter(item reconcile.Request, after time.Duration) {
+func (q defaultsQueue) AddAfter(item reconcile.Request, after time.Duration) {
 	q.AddWithOpts(priorityqueue.AddOpts{After: after}, item)
 }
 
-func (q inFlightQueue) AddRateLimited(item reconcile.Request) {
+func (q defaultsQueue) AddRateLimited(item reconcile.Request) {
 	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true}, item)
 }
 
-func (q inFlightQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+func (q defaultsQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
 	if o.Priority == nil {
-		p := PriorityInFlight
-		o.Priority = &p
+		o.Priority = q.priority
+	}
+	if o.After == 0 {
+		o.After = q.after
 	}
 	q.PriorityQueue.AddWithOpts(o, items...)
 }

@@ -94,33 +94,18 @@ func shootEvents(refresh time.Duration) handler.TypedEventHandler[*gardencorev1b
 // later returns q with every add that sets no delay of its own delayed by after.
 func later(q workqueue.TypedRateLimitingInterface[reconcile.Request], after time.Duration) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-		return laterPriorityQueue{PriorityQueue: pq, after: after}
+		return defaultsQueue{PriorityQueue: pq, after: after}
 	}
 	return laterQueue{TypedRateLimitingInterface: q, after: after}
 }
 
+// laterQueue is later for a queue without priorities.
 type laterQueue struct {
 	workqueue.TypedRateLimitingInterface[reconcile.Request]
 	after time.Duration
 }
 
 func (q laterQueue) Add(item reconcile.Request) { q.AddAfter(item, q.after) }
-
-type laterPriorityQueue struct {
-	priorityqueue.PriorityQueue[reconcile.Request]
-	after time.Duration
-}
-
-func (q laterPriorityQueue) Add(item reconcile.Request) {
-	q.AddWithOpts(priorityqueue.AddOpts{}, item)
-}
-
-func (q laterPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
-	if o.After == 0 {
-		o.After = q.after
-	}
-	q.PriorityQueue.AddWithOpts(o, items...)
-}
 
 // TrimShoot is the garden cache's transform for shoots: it keeps of a shoot what the steps and
 // the shoot watch read, so a fleet's cached shoots hold no more. It drops the managedFields and,
