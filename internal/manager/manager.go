@@ -122,6 +122,8 @@ type Options struct {
 	PprofAddr string
 	// RecheckInterval is how often a Ready Runtime is checked again from its start step.
 	RecheckInterval time.Duration
+	// ProgressRefresh is how long a Runtime may lag behind its shoot's progress reports.
+	ProgressRefresh time.Duration
 	// UpstreamRequeues makes the manager requeue as upstream Kyma Infrastructure Manager does, as
 	// the baseline of a benchmark; it is not for production. It overrides other options: Gardener
 	// is called at 5 QPS with a burst of 5, the circuit breaker never opens, and every step of
@@ -168,6 +170,7 @@ func DefaultOptions() Options {
 		Namespace:                namespaceFromEnv(),
 		PprofAddr:                "0",
 		RecheckInterval:          30 * time.Minute,
+		ProgressRefresh:          runtimectrl.ProgressRefresh,
 	}
 }
 
@@ -255,6 +258,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"(fixed 15s after errors, polls of 60s while a shoot is created, 30s while it reconciles, 90s while it is deleted, no jitter, "+
 		"no shoot watch, Gardener at 5 QPS burst 5, no circuit breaker, retry times kept in memory only); it overrides --gardener-qps, "+
 		"--gardener-burst, --gardener-circuit-threshold and --retry-*; not for production")
+	fs.DurationVar(&o.ProgressRefresh, "shoot-progress-refresh", o.ProgressRefresh, "how long status.shootLastOperation may lag behind the progress a shoot reports; "+
+		"changes of the operation's state wake the Runtime at once")
 	bindUpstreamFlags(fs, o)
 }
 
@@ -361,6 +366,9 @@ func (o Options) validate() error {
 	if o.RecheckInterval <= 0 {
 		return fmt.Errorf("--runtime-recheck-interval %s must be positive", o.RecheckInterval)
 	}
+	if o.ProgressRefresh <= 0 {
+		return fmt.Errorf("--shoot-progress-refresh %s must be positive", o.ProgressRefresh)
+	}
 	return o.unsupportedFeatures()
 }
 
@@ -442,6 +450,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		ShootDeleteDeadline: o.ShootDeleteDeadline,
 		KubeconfigDeadline:  o.KubeconfigDeadline,
 		Poll:                o.Poll,
+		ProgressRefresh:     o.ProgressRefresh,
 		RuntimeClients:      o.RuntimeClients,
 		SeedListTTL:         runtimectrl.DefaultSeedListTTL,
 		UpstreamRequeues:    o.UpstreamRequeues,

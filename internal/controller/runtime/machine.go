@@ -90,6 +90,9 @@ type Config struct {
 	KubeconfigDeadline time.Duration
 	// Poll is the safety poll of waiting steps; watches usually wake them first.
 	Poll time.Duration
+	// ProgressRefresh is how long a Runtime may lag behind its shoot's progress reports; 0 is
+	// the default ProgressRefresh (see shootEvents).
+	ProgressRefresh time.Duration
 	// SeedListTTL is how long a seed list that served a shoot creation serves the next ones of
 	// its region; zero lists the seeds for every creation.
 	SeedListTTL time.Duration

@@ -84,7 +84,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 			})))
 	}
 	if !cfg.UpstreamRequeues {
-		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(ProgressRefresh)))
+		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(cmp.Or(cfg.ProgressRefresh, ProgressRefresh))))
 	}
 	err = b.
 		Named(ControllerName).
