@@ -87,6 +87,7 @@ func Start(ctx context.Context, o Options) (*ControlPlane, error) {
 	api := env.ControlPlane.GetAPIServer()
 	api.CertDir, api.Out, api.Err = o.CertDir, o.ProcessOutput, o.ProcessOutput
 	env.ControlPlane.Etcd = &envtest.Etcd{Out: o.ProcessOutput, Err: o.ProcessOutput}
+	track(env)
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start etcd and kube-apiserver: %w", err), stopEnv(env))
@@ -129,6 +130,7 @@ func (cp *ControlPlane) CreateNamespace(ctx context.Context, name string) error 
 func (cp *ControlPlane) Stop() error { return stopEnv(cp.env) }
 
 func stopEnv(env *envtest.Environment) error {
+	defer untrack(env)
 	if err := env.Stop(); err != nil {
 		return fmt.Errorf("stop etcd and kube-apiserver: %w", err)
 	}

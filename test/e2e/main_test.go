@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
@@ -110,6 +111,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	defer controlplane.StopOnSignal()()
 	promBin, amBin, err := monitoringBinaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
