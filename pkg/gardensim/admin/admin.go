@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 
 	"sigs.k8s.io/yaml"
@@ -96,6 +97,7 @@ type readiness struct {
 //	PUT    /extensions/{type}   {"registered": false} removes the type's registration, true restores it
 //	GET    /requests?after=N&limit=M   the front proxy's requests after sequence number N
 //	GET    /healthz             ok
+//	GET    /debug/pprof/        the simulator's own profiles (net/http/pprof), for benchmarks
 //
 // Invalid rules are refused with 422 and leave the current rules in place.
 func Handler(t Target, seeds Seeds, extensions Extensions) http.Handler {
@@ -146,6 +148,8 @@ func Handler(t Target, seeds Seeds, extensions Extensions) http.Handler {
 		reply(w, t.Requests(after, limit))
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	return mux
 }
 
