@@ -172,8 +172,9 @@ func (r *Reconciler) reportUnschedulable(ctx context.Context, shoot *gardencorev
 }
 
 // seedLoad counts the shoots on each seed. It runs for every shoot scheduled and reads every
-// shoot, so it reads the cache's own objects instead of deep copies: copying a landscape of
-// thousands of shoots for each one scheduled took the simulator a core of CPU.
+// shoot, so it reads the cache's own objects instead of deep copies: with deep copies of
+// thousands of shoots for each one scheduled, the simulator fell behind its own operations in a
+// benchmark of 5,000 runtimes on 2 cores, and they took minutes instead of their duration.
 func (r *Reconciler) seedLoad(ctx context.Context) map[string]int {
 	load := map[string]int{}
 	list := &gardencorev1beta1.ShootList{}
