@@ -292,6 +292,32 @@ func TestNewRefusesANonPositiveRecheck(t *testing.T) {
 	}
 }
 
+// TestShootProgressRefresh checks --shoot-progress-refresh: 30s unless set, and a manager that
+// would never or constantly refresh a Runtime's progress refused at start-up.
+func TestShootProgressRefresh(t *testing.T) {
+	o := DefaultOptions()
+	if o.ProgressRefresh != 30*time.Second {
+		t.Errorf("default progress refresh %s, want 30s", o.ProgressRefresh)
+	}
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.BindFlags(fs)
+	if err := fs.Parse([]string{"--shoot-progress-refresh=1m"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.ProgressRefresh != time.Minute {
+		t.Errorf("parsed progress refresh %s, want 1m", o.ProgressRefresh)
+	}
+	for _, d := range []time.Duration{0, -time.Second} {
+		o := DefaultOptions()
+		o.ProgressRefresh = d
+		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
+		if err == nil || !strings.Contains(err.Error(), "--shoot-progress-refresh") {
+			t.Errorf("progress refresh %s: error %v, want one naming --shoot-progress-refresh", d, err)
+		}
+	}
+}
+
 // TestNewBindsThePprofAddress builds a manager with --pprof-bind-address: New takes the address
 // (the manager serves /debug/pprof/ there once started), so it refuses one already in use and
 // holds a free one; "0" binds nothing.
