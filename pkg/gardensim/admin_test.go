@@ -85,6 +85,20 @@ func TestLifecycleRulesThroughAdminAPI(t *testing.T) {
 	}
 }
 
+// TestProfilesThroughAdminAPI reads the simulator's own profiles, which a benchmark takes to tell
+// the simulator's limits from the manager's: the index, a named profile and a CPU profile.
+func TestProfilesThroughAdminAPI(t *testing.T) {
+	if body := adminCall(t, http.MethodGet, "/debug/pprof/", "", http.StatusOK); !strings.Contains(body, "goroutine") {
+		t.Errorf("GET /debug/pprof/ lists no goroutine profile: %.200s", body)
+	}
+	for _, path := range []string{"/debug/pprof/heap", "/debug/pprof/profile?seconds=1"} {
+		// Profiles are gzip-compressed protocol buffers.
+		if body := adminCall(t, http.MethodGet, path, "", http.StatusOK); !strings.HasPrefix(body, "\x1f\x8b") {
+			t.Errorf("GET %s is no gzip-compressed profile: %q", path, body[:min(len(body), 16)])
+		}
+	}
+}
+
 // adminCall sends a request to the admin API and returns the reply body.
 func adminCall(t *testing.T, method, path, body string, wantCode int) string {
 	t.Helper()
