@@ -279,21 +279,26 @@ func uncached(co client.Options, obj client.Object) bool {
 	return slices.ContainsFunc(co.Cache.DisableFor, func(o client.Object) bool { return reflect.TypeOf(o) == reflect.TypeOf(obj) })
 }
 
-// TestNewRefusesANonPositiveRecheck stops the manager at start-up when Ready Runtimes would never
-// be checked again, or constantly.
-func TestNewRefusesANonPositiveRecheck(t *testing.T) {
-	for _, d := range []time.Duration{0, -time.Minute} {
-		o := DefaultOptions()
-		o.RecheckInterval = d
-		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
-		if err == nil || !strings.Contains(err.Error(), "--runtime-recheck-interval") {
-			t.Errorf("re-check %s: error %v, want one naming --runtime-recheck-interval", d, err)
+// TestNewRefusesNonPositiveIntervals stops the manager at start-up when Ready Runtimes would
+// never be checked again, or constantly, and likewise for a Runtime's shoot progress.
+func TestNewRefusesNonPositiveIntervals(t *testing.T) {
+	intervals := map[string]func(*Options, time.Duration){
+		"--runtime-recheck-interval": func(o *Options, d time.Duration) { o.RecheckInterval = d },
+		"--shoot-progress-refresh":   func(o *Options, d time.Duration) { o.ProgressRefresh = d },
+	}
+	for flagName, set := range intervals {
+		for _, d := range []time.Duration{0, -time.Minute} {
+			o := DefaultOptions()
+			set(&o, d)
+			_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
+			if err == nil || !strings.Contains(err.Error(), flagName) {
+				t.Errorf("%s=%s: error %v, want one naming %s", flagName, d, err, flagName)
+			}
 		}
 	}
 }
 
-// TestShootProgressRefresh checks --shoot-progress-refresh: 30s unless set, and a manager that
-// would never or constantly refresh a Runtime's progress refused at start-up.
+// TestShootProgressRefresh checks --shoot-progress-refresh: 30s unless set.
 func TestShootProgressRefresh(t *testing.T) {
 	o := DefaultOptions()
 	if o.ProgressRefresh != 30*time.Second {
@@ -307,14 +312,6 @@ func TestShootProgressRefresh(t *testing.T) {
 	}
 	if o.ProgressRefresh != time.Minute {
 		t.Errorf("parsed progress refresh %s, want 1m", o.ProgressRefresh)
-	}
-	for _, d := range []time.Duration{0, -time.Second} {
-		o := DefaultOptions()
-		o.ProgressRefresh = d
-		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
-		if err == nil || !strings.Contains(err.Error(), "--shoot-progress-refresh") {
-			t.Errorf("progress refresh %s: error %v, want one naming --shoot-progress-refresh", d, err)
-		}
 	}
 }
 

@@ -7,11 +7,9 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 )
 
-// TestMain stops the control planes this run started when it is interrupted (SIGINT or SIGTERM):
-// etcd and kube-apiserver run in process groups of their own and would outlive it.
+// TestMain stops the control planes of an interrupted run (SIGINT, SIGTERM): etcd and
+// kube-apiserver run in process groups of their own and would outlive it.
 func TestMain(m *testing.M) {
-	stop := controlplane.StopOnSignal()
-	code := m.Run()
-	stop()
-	os.Exit(code)
+	controlplane.StopOnSignal()
+	os.Exit(m.Run())
 }
