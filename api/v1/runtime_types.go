@@ -65,6 +65,9 @@ const (
 	// image version than the Runtime asks for: Gardener refuses downgrades, so the manager keeps
 	// the running version and says so here.
 	ConditionVersionsAsRequested = "VersionsAsRequested"
+	// ConditionAPIServerACL is present on a Runtime that restricts its API server: False with
+	// reason ACLNotApplied while the manager runs without API server ACLs and writes none.
+	ConditionAPIServerACL = "APIServerACL"
 )
 
 // Runtime is one Kyma runtime: a Gardener shoot cluster and what Kyma needs in it.
@@ -726,6 +729,21 @@ type RuntimeStatus struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	ShootLastErrors []gardencorev1beta1.LastError `json:"shootLastErrors,omitempty"`
+
+	// ShootMissing is set while the shoot of a provisioned runtime is gone and was not deleted
+	// by the manager. The manager does not recreate such a shoot on its own; a manual retry
+	// requested after the shoot went missing does.
+	// +optional
+	ShootMissing *ShootMissingStatus `json:"shootMissing,omitempty"`
+}
+
+// ShootMissingStatus records a shoot that disappeared after its runtime was provisioned.
+type ShootMissingStatus struct {
+	// RetryRequestedAt is status.retryRequestedAt when the shoot was found missing. A manual
+	// retry with another value recreates the shoot.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	RetryRequestedAt string `json:"retryRequestedAt,omitempty"`
 }
 
 // GardenerStatus mirrors what Gardener reports about the shoot.

@@ -365,6 +365,9 @@ func (b *shootBuilder) aclExtension() *gardencorev1beta1.Extension {
 	}
 }
 
+// ACLProviders lists the provider types whose shoots can restrict their API server.
+func ACLProviders() []string { return slices.Clone(aclProviders) }
+
 // NeedsACL reports whether rt restricts its API server to its own networks, on a provider that
 // supports the ACL extension: the runtimes whose shoot depends on the landscape's ACL addresses.
 func NeedsACL(rt *infrav1.Runtime) bool {

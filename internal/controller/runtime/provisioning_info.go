@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 )
 
 // ProvisioningInfoName is the ConfigMap in kyma-system of every runtime cluster that tells the
@@ -47,8 +48,10 @@ type networkDetails struct {
 	KubeAPIServerACL []string `json:"kubeAPIServerACL,omitempty"`
 }
 
-// provisioningInfo returns the kyma-provisioning-info ConfigMap of rt, whose shoot is shoot.
-func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot) (*corev1.ConfigMap, error) {
+// provisioningInfo returns the kyma-provisioning-info ConfigMap of rt, whose shoot is shoot. It
+// lists the API server's access list only when the manager writes it: ACLs are on (aclApplied)
+// and the provider has them.
+func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, aclApplied bool) (*corev1.ConfigMap, error) {
 	pool := func(w infrav1.Worker) workerPool {
 		return workerPool{Name: w.Name, MachineType: w.Machine.Type, HAZones: len(w.Zones) >= 3, AutoScalerMin: w.Minimum, AutoScalerMax: w.Maximum}
 	}
@@ -69,7 +72,7 @@ func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot) (*cor
 	if shoot != nil {
 		d.InfrastructureConfig = shoot.Spec.Provider.InfrastructureConfig
 	}
-	if acl := rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL; acl != nil {
+	if acl := rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL; acl != nil && aclApplied && gardener.NeedsACL(rt) {
 		d.NetworkDetails.KubeAPIServerACL = acl.AllowedCIDRs
 	}
 	data, err := yaml.Marshal(d)
@@ -89,7 +92,7 @@ func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1
 	if err != nil {
 		return err
 	}
-	cm, err := provisioningInfo(rt, shoot)
+	cm, err := provisioningInfo(rt, shoot, s.ACLConfigMap.Name != "")
 	if err != nil {
 		return err
 	}

@@ -31,13 +31,6 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
-// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=runtimes,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=runtimes/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,resources=gardenerclusters,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
 // One call runs at most chainSteps steps that move on, and starts none after chainFor.
 const (
 	chainSteps = 16
@@ -54,6 +47,9 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 	s := steps{Config: cfg}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &infrav1.Runtime{}, IndexRuntimeID, runtimeIDOf); err != nil {
 		return fmt.Errorf("index Runtimes by runtime id: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &infrav1.Runtime{}, IndexShootName, shootNameOf); err != nil {
+		return fmt.Errorf("index Runtimes by shoot name: %w", err)
 	}
 	series, err := runtimeMetrics()
 	if err != nil {

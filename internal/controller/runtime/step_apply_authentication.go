@@ -22,7 +22,8 @@ import (
 // without a main OIDC provider and without a landscape default gets none. A ConfigMap that is
 // no longer wanted stays until deprovisioning, since the shoot may still reference it until
 // its next reconciliation. Like the shoot, once the shoot was reconciled it is written only when
-// it differs from what the Runtime asks (one read instead of a write on a re-check).
+// it differs from what the Runtime asks (one read instead of a write on a re-check). A ConfigMap
+// labelled for another Runtime is never written.
 func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	// Only the ConfigMap: the Shoot is rendered by the next step, against the shoot Gardener has.
 	cm, err := gardener.AuthenticationConfigMap(rt, s.Convert)
@@ -52,6 +53,8 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return fsm.Fail(fmt.Errorf("get authentication configuration %s: %w", cm.Name, err))
+	case gardenOwner(current, rt) != "":
+		return fsm.Fail(takenError(current, rt))
 	default:
 		// What counts in the ConfigMap is its data: equal data is enough, so one upstream wrote is
 		// taken over without a write (its labels follow with the next change of the data).

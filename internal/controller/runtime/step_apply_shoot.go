@@ -22,7 +22,8 @@ import (
 )
 
 // applyShoot makes the shoot match the Runtime with a server-side apply under the controller's
-// field manager, and writes only when the shoot drifted from what the Runtime asks: a shoot
+// field manager, never for a shoot another Runtime owns or one that went missing after the
+// runtime was provisioned (mayWriteShoot), and writes only when the shoot drifted from what the Runtime asks: a shoot
 // last applied with the same configuration that still holds all its values is left alone (see
 // upToDate), unless the Runtime forces the write; a Runtime that suspends patching leaves its
 // existing shoot alone altogether. It first reads the shoot as Gardener has it, so the render keeps what a
@@ -37,15 +38,14 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	if current == nil {
-		if err := s.checkSeed(ctx, rt); err != nil {
-			return fsm.Fail(err)
-		}
+	if err := s.mayWriteShoot(ctx, rt, current); err != nil {
+		return fsm.Fail(err)
 	}
 	opts, err := s.convertOptions(ctx, rt)
 	if err != nil {
 		return fsm.Fail(err)
 	}
+	setACLCondition(rt, opts.ACL != nil)
 	r, err := Render(rt, current, opts)
 	if err != nil {
 		return fsm.Fail(err)
@@ -69,6 +69,20 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		return fsm.Next(StepWaitForShoot)
 	}
 	return s.writeShoot(ctx, rt, ac, shoot, current)
+}
+
+// mayWriteShoot fails when the shoot must not be written: current, the shoot as Gardener has
+// it, belongs to another Runtime (takenError); or it is gone after the runtime was provisioned
+// (shootMissing); or, before the first create of a Runtime that enforces its seed location, no
+// ready seed serves the region (checkSeed).
+func (s steps) mayWriteShoot(ctx context.Context, rt *infrav1.Runtime, current *gardencorev1beta1.Shoot) error {
+	if current != nil {
+		return takenError(current, rt)
+	}
+	if err := shootMissing(rt); err != nil {
+		return err
+	}
+	return s.checkSeed(ctx, rt)
 }
 
 // writeShoot applies ac, the shoot's apply configuration, after the removal of the worker pools

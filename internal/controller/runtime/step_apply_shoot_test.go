@@ -36,6 +36,8 @@ func TestApplyShoot(t *testing.T) {
 		class  retry.Class
 		// writes are the garden writes of the step under test.
 		writes []string
+		// after checks the Runtime after the step, when set.
+		after func(*testing.T, *infrav1.Runtime)
 	}{
 		{
 			name: "creates a new shoot",
@@ -115,6 +117,68 @@ func TestApplyShoot(t *testing.T) {
 			},
 			want: "Fail(SeedNotFound:", reason: ReasonSeedNotFound, class: retry.ClassTerminal,
 		},
+		{
+			name:     "a shoot labelled for another Runtime is not written",
+			existing: true,
+			change:   func(s *gardencorev1beta1.Shoot) { s.Labels[LabelRuntimeName] = "first" },
+			want:     "Fail(ShootNameTaken: shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/first", reason: ReasonShootNameTaken, class: retry.ClassTerminal,
+		},
+		{
+			name:     "a shoot with another runtime id and no owner labels, as upstream leaves one, is not written",
+			existing: true,
+			change: func(s *gardencorev1beta1.Shoot) {
+				delete(s.Labels, LabelRuntimeName)
+				s.Annotations[gardener.AnnotationRuntimeID] = "rid-first"
+			},
+			want: "Fail(ShootNameTaken: shoot rt (spec.shoot.name) belongs to runtime id rid-first", reason: ReasonShootNameTaken, class: retry.ClassTerminal,
+		},
+		{
+			name:     "an upstream shoot of the same runtime id is written",
+			existing: true,
+			change: func(s *gardencorev1beta1.Shoot) {
+				delete(s.Labels, LabelRuntimeName)
+				s.Spec.Purpose = ptr.To(gardencorev1beta1.ShootPurposeTesting)
+			},
+			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+		},
+		{
+			name:    "the shoot of a provisioned runtime that went missing is not created again",
+			runtime: func(rt *infrav1.Runtime) { rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-01T10:00:00Z" },
+			want:    "Fail(ShootMissing: shoot rt of this provisioned runtime is gone", reason: ReasonShootMissing, class: retry.ClassTerminal,
+			after: func(t *testing.T, rt *infrav1.Runtime) {
+				if m := rt.Status.ShootMissing; m == nil || m.RetryRequestedAt != "2026-12-01T10:00:00Z" {
+					t.Errorf("status.shootMissing %+v, want the retry pending when the shoot went missing", m)
+				}
+			},
+		},
+		{
+			name: "a shoot upstream reported provisioned that went missing is not created again",
+			runtime: func(rt *infrav1.Runtime) {
+				setCondition(rt, infrav1.ConditionProvisioned, true, "Provisioned", "Runtime provisioned")
+			},
+			want: "Fail(ShootMissing:", reason: ReasonShootMissing, class: retry.ClassTerminal,
+		},
+		{
+			name: "a probe of a runtime whose shoot went missing creates nothing",
+			runtime: func(rt *infrav1.Runtime) {
+				rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-01T10:00:00Z"
+				rt.Status.ShootMissing = &infrav1.ShootMissingStatus{RetryRequestedAt: "2026-12-01T10:00:00Z"}
+			},
+			want: "Fail(ShootMissing:", reason: ReasonShootMissing, class: retry.ClassTerminal,
+		},
+		{
+			name: "a manual retry after the shoot went missing creates it again",
+			runtime: func(rt *infrav1.Runtime) {
+				rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-02T10:00:00Z"
+				rt.Status.ShootMissing = &infrav1.ShootMissingStatus{RetryRequestedAt: "2026-12-01T10:00:00Z"}
+			},
+			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+			after: func(t *testing.T, rt *infrav1.Runtime) {
+				if rt.Status.ShootMissing != nil {
+					t.Errorf("status.shootMissing %+v after the shoot was created again, want none", rt.Status.ShootMissing)
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,6 +210,9 @@ func TestApplyShoot(t *testing.T) {
 
 			checkOutcome(t, out, tt.want, tt.class, tt.reason)
 			checkWrites(t, w, "garden", tt.writes...)
+			if tt.after != nil {
+				tt.after(t, rt)
+			}
 		})
 	}
 }

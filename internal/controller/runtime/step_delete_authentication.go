@@ -24,7 +24,7 @@ func (s steps) deleteAuthentication(ctx context.Context, rt *infrav1.Runtime) fs
 		return fsm.Next(StepRemoveFinalizer)
 	case err != nil:
 		return fsm.Fail(fmt.Errorf("get authentication configuration %s: %w", gardener.AuthenticationConfigName(rt.Spec.Shoot.Name), err))
-	case labelledForAnother(cm, rt):
+	case gardenOwner(cm, rt) != "":
 		return fsm.Next(StepRemoveFinalizer)
 	}
 	if err := client.IgnoreNotFound(s.Garden.Delete(ctx, cm)); err != nil {

@@ -15,9 +15,10 @@ import (
 // ConfirmDeletionAnnotation must be on a shoot before Gardener accepts its deletion.
 const ConfirmDeletionAnnotation = "confirmation.gardener.cloud/deletion"
 
-// deleteShoot confirms and requests the deletion of the runtime's shoot. A shoot labelled for
-// another Runtime (one that names the same shoot, such as a Runtime that failed because another
-// owns its runtime id) is not this Runtime's to delete: it is left alone.
+// deleteShoot confirms and requests the deletion of the runtime's shoot. A shoot that belongs to
+// another Runtime (gardenOwner: one that names the same shoot, such as a Runtime that failed
+// because another owns its shoot or runtime id) is not this Runtime's to delete: it is left
+// alone.
 func (s steps) deleteShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	shoot := &gardencorev1beta1.Shoot{}
 	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
@@ -27,7 +28,7 @@ func (s steps) deleteShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome
 	if err != nil {
 		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))
 	}
-	if labelledForAnother(shoot, rt) {
+	if gardenOwner(shoot, rt) != "" {
 		return fsm.Next(StepDeleteAuthentication)
 	}
 	if shoot.Annotations[ConfirmDeletionAnnotation] != "true" {
@@ -44,17 +45,4 @@ func (s steps) deleteShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome
 		return fsm.Fail(fmt.Errorf("delete shoot %s: %w", shoot.Name, err))
 	}
 	return fsm.Next(StepWaitForShootDeletion)
-}
-
-// labelledForAnother reports whether obj, which the controller writes to the garden for a
-// Runtime, carries the owner labels (ownerLabels) of a Runtime other than rt. An object without
-// them, as upstream leaves it, is taken to be rt's, as before it carried them.
-func labelledForAnother(obj client.Object, rt *infrav1.Runtime) bool {
-	labels := obj.GetLabels()
-	name, ok := labels[LabelRuntimeName]
-	if !ok {
-		return false
-	}
-	ns, ok := labels[LabelRuntimeNamespace]
-	return name != rt.Name || (ok && ns != rt.Namespace)
 }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -66,6 +67,13 @@ func TestDeleteShoot(t *testing.T) {
 			name: "a shoot labelled for a Runtime of the same name in another namespace stays",
 			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
 				return shoot(rt, map[string]string{LabelRuntimeName: rt.Name, LabelRuntimeNamespace: "elsewhere"}, nil)
+			},
+			want: "Next(DeleteAuthentication)",
+		},
+		{
+			name: "upstream's shoot of another runtime id stays",
+			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
+				return shoot(rt, nil, map[string]string{gardener.AnnotationRuntimeID: "rid-first"})
 			},
 			want: "Next(DeleteAuthentication)",
 		},

@@ -3,8 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,11 +17,11 @@ import (
 // belongs to another Runtime.
 const ReasonRuntimeIDTaken = "RuntimeIDTaken"
 
-// initialise checks the labels the other steps rely on, checks that the runtime id is the
-// Runtime's own, and adds the finalizer, so a Runtime is never deleted before its shoot. A
+// initialise checks the labels the other steps rely on, checks that the runtime id and the
+// shoot name are the Runtime's own, and adds the finalizer, so a Runtime is never deleted before its shoot. A
 // Runtime adopted from upstream has its finalizer replaced by this controller's in the same
-// update, so it is never without one. A Runtime whose runtime id belongs to another fails before
-// it gets the finalizer or creates anything.
+// update, so it is never without one. A Runtime whose runtime id or shoot belongs to another
+// fails before it gets the finalizer or writes anything.
 func (s steps) initialise(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	for _, l := range infrav1.RequiredRuntimeLabels {
 		if rt.Labels[l] == "" {
@@ -31,6 +29,9 @@ func (s steps) initialise(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		}
 	}
 	if err := s.claimRuntimeID(ctx, rt); err != nil {
+		return fsm.Fail(err)
+	}
+	if err := s.claimShootName(ctx, rt); err != nil {
 		return fsm.Fail(err)
 	}
 	added := controllerutil.AddFinalizer(rt, Finalizer)
@@ -115,17 +116,7 @@ func (s steps) runtimeIDClaimants(ctx context.Context, rt *infrav1.Runtime) ([]i
 	if err := s.Client.List(ctx, list, client.InNamespace(rt.Namespace), client.MatchingFields{IndexRuntimeID: id}); err != nil {
 		return nil, fmt.Errorf("list the Runtimes with runtime id %s: %w", id, err)
 	}
-	claimants := list.Items
-	if !slices.ContainsFunc(claimants, func(o infrav1.Runtime) bool { return o.Name == rt.Name }) {
-		claimants = append(claimants, *rt)
-	}
-	slices.SortFunc(claimants, func(a, b infrav1.Runtime) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return claimants, nil
+	return oldestFirst(list.Items, rt), nil
 }
 
 // gardenerClusterHolder returns the claimant that holds gc, the oldest if several do, or nil

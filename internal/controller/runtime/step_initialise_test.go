@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +21,20 @@ func TestInitialise(t *testing.T) {
 		rt.Labels[infrav1.LabelRuntimeID] = "rid-rt"
 		rt.CreationTimestamp.Time = t0.Add(-time.Hour)
 		return rt
+	}
+	// sameShoot is a Runtime created before rt that names rt's shoot under its own runtime id.
+	sameShoot := func(name string) *infrav1.Runtime {
+		other := newTestRuntime(t, name)
+		other.Spec.Shoot.Name = "rt"
+		other.CreationTimestamp.Time = t0.Add(-time.Hour)
+		return other
+	}
+	// shootFor is rt's shoot in the garden, labelled for the Runtime holder.
+	shootFor := func(holder string) *gardencorev1beta1.Shoot {
+		shoot := &gardencorev1beta1.Shoot{}
+		shoot.Name, shoot.Namespace = "rt", testProject
+		shoot.Labels = map[string]string{LabelRuntimeName: holder, LabelRuntimeNamespace: testNamespace}
+		return shoot
 	}
 	tests := []struct {
 		name string
@@ -58,6 +73,21 @@ func TestInitialise(t *testing.T) {
 			name:   "the Runtime that holds the id's GardenerCluster keeps it against an older one",
 			others: []client.Object{older("first"), testGardenerCluster("rid-rt", "rt")},
 			want:   "Next(ApplyAuthentication)", finalizers: []string{Finalizer},
+		},
+		{
+			name:   "a shoot an older Runtime names is taken, before the finalizer",
+			others: []client.Object{sameShoot("first")},
+			want:   "Fail(ShootNameTaken: shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/first, which named it first", class: retry.ClassTerminal, reason: ReasonShootNameTaken,
+		},
+		{
+			name:   "the Runtime its shoot is labelled for keeps it against an older one",
+			others: []client.Object{sameShoot("first"), shootFor("rt")},
+			want:   "Next(ApplyAuthentication)", finalizers: []string{Finalizer},
+		},
+		{
+			name:   "a shoot labelled for a Runtime that is gone is not taken over",
+			others: []client.Object{shootFor("gone")},
+			want:   "Fail(ShootNameTaken: shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/gone", class: retry.ClassTerminal, reason: ReasonShootNameTaken,
 		},
 		{
 			name:   "a conflicting update is retried",

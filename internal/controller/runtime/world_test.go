@@ -135,6 +135,7 @@ func (w *world) store(name string, objs []client.Object, withStatus ...client.Ob
 	}
 	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(withStatus...).
 		WithIndex(&infrav1.Runtime{}, IndexRuntimeID, runtimeIDOf).
+		WithIndex(&infrav1.Runtime{}, IndexShootName, shootNameOf).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				if err := check("get", obj); err != nil {
