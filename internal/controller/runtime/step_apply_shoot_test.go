@@ -142,9 +142,11 @@ func TestApplyShoot(t *testing.T) {
 			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
 		},
 		{
-			name:    "the shoot of a provisioned runtime that went missing is not created again",
-			runtime: func(rt *infrav1.Runtime) { rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-01T10:00:00Z" },
-			want:    "Fail(ShootMissing: shoot rt of this provisioned runtime is gone", reason: ReasonShootMissing, class: retry.ClassTerminal,
+			name: "the shoot of a provisioned runtime that went missing is not created again",
+			runtime: func(rt *infrav1.Runtime) {
+				rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-01T10:00:00Z"
+			},
+			want: "Fail(ShootMissing: shoot rt of this provisioned runtime is gone", reason: ReasonShootMissing, class: retry.ClassTerminal,
 			after: func(t *testing.T, rt *infrav1.Runtime) {
 				if m := rt.Status.ShootMissing; m == nil || m.RetryRequestedAt != "2026-12-01T10:00:00Z" {
 					t.Errorf("status.shootMissing %+v, want the retry pending when the shoot went missing", m)
