@@ -443,6 +443,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		Client:              mgr.GetClient(),
 		Garden:              gardenCluster.GetClient(),
 		GardenNamespace:     ns,
+		Namespace:           o.Namespace,
 		Convert:             convert,
 		ACLConfigMap:        o.aclConfigMap(l),
 		Policy:              o.Policy,

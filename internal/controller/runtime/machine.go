@@ -70,6 +70,9 @@ type Config struct {
 	Garden Objects
 	// GardenNamespace is the project namespace, garden-<project>.
 	GardenNamespace string
+	// Namespace is the namespace whose Runtimes the controller serves; the shoots of Runtimes
+	// elsewhere in the project (another manager's) are ignored. Empty serves every namespace.
+	Namespace string
 	// Convert holds the defaults of the Runtime to Shoot conversion.
 	Convert gardener.ConvertOptions
 	// ACLConfigMap is the landscape's ConfigMap with the operators' and the control plane's

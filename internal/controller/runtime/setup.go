@@ -80,7 +80,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 			})))
 	}
 	if !cfg.UpstreamRequeues {
-		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(cmp.Or(cfg.ProgressRefresh, ProgressRefresh))))
+		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(cmp.Or(cfg.ProgressRefresh, ProgressRefresh), cfg.Namespace)))
 	}
 	err = b.
 		Named(ControllerName).

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -67,9 +68,11 @@ func actedOn(shoot *gardencorev1beta1.Shoot) *gardencorev1beta1.Shoot {
 // later, where the queue keeps the earlier time of a request already waiting, so a Runtime
 // takes at most one pass per ProgressRefresh for them; a change to nothing the controller reads
 // enqueues nothing. A resync (the same resourceVersion) stays as controller-runtime queues it.
-func shootEvents(refresh time.Duration) handler.TypedEventHandler[*gardencorev1beta1.Shoot, reconcile.Request] {
+// Shoots of Runtimes outside namespace (another manager's, in the same Gardener project) enqueue
+// nothing; an empty namespace serves all.
+func shootEvents(refresh time.Duration, namespace string) handler.TypedEventHandler[*gardencorev1beta1.Shoot, reconcile.Request] {
 	h := inFlight(handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, s *gardencorev1beta1.Shoot) []reconcile.Request {
-		return byRuntimeLabels(ctx, s)
+		return inNamespace(namespace, byRuntimeLabels(ctx, s))
 	}))
 	return handler.TypedFuncs[*gardencorev1beta1.Shoot, reconcile.Request]{
 		CreateFunc:  h.Create,
@@ -89,6 +92,14 @@ func shootEvents(refresh time.Duration) handler.TypedEventHandler[*gardencorev1b
 			}
 		},
 	}
+}
+
+// inNamespace returns the requests of reqs in namespace, all of them when namespace is empty.
+func inNamespace(namespace string, reqs []reconcile.Request) []reconcile.Request {
+	if namespace == "" {
+		return reqs
+	}
+	return slices.DeleteFunc(reqs, func(r reconcile.Request) bool { return r.Namespace != namespace })
 }
 
 // later returns q with every add that sets no delay of its own delayed by after.

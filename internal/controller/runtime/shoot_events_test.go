@@ -32,7 +32,7 @@ func TestProgressReportsWaitTheirTurn(t *testing.T) {
 	update := func(h handler.TypedEventHandler[*gardencorev1beta1.Shoot, reconcile.Request], q workqueue.TypedRateLimitingInterface[reconcile.Request], old, new *gardencorev1beta1.Shoot) {
 		h.Update(t.Context(), event.TypedUpdateEvent[*gardencorev1beta1.Shoot]{ObjectOld: old, ObjectNew: new}, q)
 	}
-	h := shootEvents(time.Hour)
+	h := shootEvents(time.Hour, "kcp-system")
 	q := priorityqueue.New[reconcile.Request]("test")
 	defer q.ShutDown()
 
@@ -59,6 +59,29 @@ func TestProgressReportsWaitTheirTurn(t *testing.T) {
 	q.Done(item)
 	if n := q.Len(); n != 0 {
 		t.Errorf("%d requests ready after the Runtime was taken, want 0: the progress reports were folded into it", n)
+	}
+}
+
+// TestShootsOfOtherNamespacesAreIgnored: the shoot of a Runtime in a namespace the manager does
+// not serve (another manager's, in the same Gardener project) enqueues nothing, so no reconcile
+// fails on a Runtime the cache cannot hold.
+func TestShootsOfOtherNamespacesAreIgnored(t *testing.T) {
+	shoot := func(ns string) *gardencorev1beta1.Shoot {
+		return &gardencorev1beta1.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: "garden-kyma", Name: "s-" + ns,
+			Labels: map[string]string{LabelRuntimeName: "rt-1", LabelRuntimeNamespace: ns}}}
+	}
+	h := shootEvents(time.Hour, "kcp-system")
+	q := priorityqueue.New[reconcile.Request]("test")
+	defer q.ShutDown()
+
+	h.Create(t.Context(), event.TypedCreateEvent[*gardencorev1beta1.Shoot]{Object: shoot("other-kcp")}, q)
+	h.Delete(t.Context(), event.TypedDeleteEvent[*gardencorev1beta1.Shoot]{Object: shoot("other-kcp")}, q)
+	if n := q.Len(); n != 0 {
+		t.Fatalf("shoots of another namespace left %d requests, want 0", n)
+	}
+	h.Delete(t.Context(), event.TypedDeleteEvent[*gardencorev1beta1.Shoot]{Object: shoot("kcp-system")}, q)
+	if n := q.Len(); n != 1 {
+		t.Errorf("the shoot of a served Runtime left %d requests, want 1", n)
 	}
 }
 
