@@ -4,6 +4,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// LabelRuntimeName names, on the GardenerCluster and the kubeconfig Secret this manager writes,
+// and on the objects it writes to the garden, the Runtime they belong to.
+const LabelRuntimeName = "infrastructuremanager.kyma-project.io/runtime-name"
+
 // GardenerCluster keeps the admin kubeconfig of one runtime's shoot in a Secret and rotates it
 // before it expires.
 //

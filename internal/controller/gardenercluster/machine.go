@@ -24,6 +24,9 @@ const StepEnsureKubeconfig = "EnsureKubeconfig"
 const (
 	AnnotationExpiresAt = "infrastructuremanager.kyma-project.io/kubeconfig-expires-at"
 	AnnotationIssuedAt  = "infrastructuremanager.kyma-project.io/kubeconfig-issued-at"
+	// AnnotationShoot and AnnotationShootUID name the shoot the kubeconfig was issued for.
+	AnnotationShoot    = "infrastructuremanager.kyma-project.io/kubeconfig-shoot"
+	AnnotationShootUID = "infrastructuremanager.kyma-project.io/kubeconfig-shoot-uid"
 )
 
 // Config holds what the controller needs.

@@ -30,8 +30,10 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
+		// A label change is the Runtime controller taking a GardenerCluster over (holder): one
+		// waiting for its Runtime is served at once.
 		For(&infrav1.GardenerCluster{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: cfg.ReconcileTimeout}).
 		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.GardenerCluster { return &infrav1.GardenerCluster{} },
 			fsm.WithAPIReader(mgr.GetAPIReader())))

@@ -35,19 +35,42 @@ type kubeconfigs struct{ Config }
 type stored struct {
 	present         bool
 	issued, expires time.Time
+	// shoot and uid are the shoot the kubeconfig was issued for; uid is empty for a kubeconfig
+	// upstream's manager issued, which records only the shoot's name.
+	shoot string
+	uid   types.UID
 }
 
-// ensure keeps a valid kubeconfig in the Secret: it fetches one when there is none or when the
-// stored one has lived past the rotation point, and otherwise is done until then. The Secret
-// must be in the GardenerCluster's namespace and, when it exists, be the one the manager created
-// for it (outsideNamespace, notOwned); otherwise the step fails for good and writes nothing.
+// issuedFor reports whether the stored kubeconfig was issued for the shoot of that name and uid.
+func (s stored) issuedFor(shoot string, uid types.UID) bool {
+	return s.shoot == shoot && (s.uid == "" || s.uid == uid)
+}
+
+// NotHeldPoll is how often a GardenerCluster that no Runtime holds, or whose shoot does not
+// exist, is looked at again; a change of the GardenerCluster wakes it first.
+const NotHeldPoll = 5 * time.Minute
+
+// ensure keeps a valid kubeconfig in the Secret: it fetches one when there is none, when the
+// stored one has lived past the rotation point, or when it was issued for another shoot (by
+// name, or by uid: a shoot deleted and created again under the same name), and otherwise is done
+// until then. The GardenerCluster must belong to a Runtime (holder); until one holds it, it
+// waits and nothing is written. The Secret must be in the GardenerCluster's namespace and, when
+// it exists, be the one the manager created for it (outsideNamespace, notOwned); otherwise the
+// step fails for good and writes nothing.
 func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fsm.Outcome {
 	ref := gc.Spec.Kubeconfig.Secret
 	if err := outsideNamespace(gc); err != nil {
 		return fsm.Fail(err)
 	}
+	rt, why, err := k.holder(ctx, gc)
+	if err != nil {
+		return fsm.Fail(err)
+	}
+	if rt == nil {
+		return fsm.Wait(NotHeldPoll, "No Runtime holds this GardenerCluster ("+why+"): no kubeconfig is written until one does")
+	}
 	secret := &corev1.Secret{}
-	err := k.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
+	err = k.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fsm.Fail(fmt.Errorf("get secret %s: %w", ref.Name, err))
 	}
@@ -56,10 +79,17 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 			return fsm.Fail(err)
 		}
 	}
+	uid, err := k.Kubeconfigs.ShootUID(ctx, gc.Spec.Shoot.Name)
+	if apierrors.IsNotFound(err) {
+		return fsm.Wait(NotHeldPoll, "Shoot "+gc.Spec.Shoot.Name+" does not exist: no kubeconfig can be issued for it")
+	}
+	if err != nil {
+		return fsm.Fail(err)
+	}
 	now := k.Clock.Now()
 	cur := readStored(secret, ref.Key)
 	_, forced := gc.Annotations[infrav1.AnnotationForceKubeconfigRotation]
-	if rotateAt := k.rotateAt(cur); cur.present && now.Before(rotateAt) && !forced {
+	if rotateAt := k.rotateAt(cur); cur.present && cur.issuedFor(gc.Spec.Shoot.Name, uid) && now.Before(rotateAt) && !forced {
 		k.publish(gc, cur.expires)
 		return fsm.DoneUntil(rotateAt.Sub(now))
 	}
@@ -69,7 +99,8 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 		return fsm.Fail(err)
 	}
 	secret.Name, secret.Namespace = ref.Name, ref.Namespace
-	if err := k.store(ctx, gc, secret, ref.Key, kubeconfig, now, expires); err != nil {
+	issued := stored{present: true, issued: now, expires: expires, shoot: gc.Spec.Shoot.Name, uid: uid}
+	if err := k.store(ctx, secret, ref.Key, kubeconfig, issued, secretLabels(gc, rt)); err != nil {
 		return fsm.Fail(err)
 	}
 	if forced {
@@ -80,7 +111,7 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 	k.publish(gc, expires)
 	gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: expires}
 	gc.Status.KubeconfigRotatedAt = &metav1.Time{Time: now}
-	return fsm.DoneUntil(k.rotateAt(stored{present: true, issued: now, expires: expires}).Sub(now))
+	return fsm.DoneUntil(k.rotateAt(issued).Sub(now))
 }
 
 // outsideNamespace refuses a Secret outside the GardenerCluster's own namespace. Whoever may
@@ -124,6 +155,9 @@ func (k kubeconfigs) rotateAt(s stored) time.Time {
 	return s.issued.Add(time.Duration(float64(life) * k.RotateAfter))
 }
 
+// readStored reads what secret says about the kubeconfig under key. The shoot it was issued for
+// is in AnnotationShoot and AnnotationShootUID; a Secret upstream's manager wrote has only the
+// shoot name label it copied from its GardenerCluster.
 func readStored(secret *corev1.Secret, key string) stored {
 	if len(secret.Data[key]) == 0 {
 		return stored{}
@@ -133,11 +167,16 @@ func readStored(secret *corev1.Secret, key string) stored {
 	if err1 != nil || err2 != nil {
 		return stored{} // unknown age: rotate
 	}
-	return stored{present: true, issued: issued, expires: expires}
+	s := stored{present: true, issued: issued, expires: expires, shoot: secret.Annotations[AnnotationShoot], uid: types.UID(secret.Annotations[AnnotationShootUID])}
+	if s.shoot == "" {
+		s.shoot = secret.Labels[infrav1.LabelShootName]
+	}
+	return s
 }
 
-// store writes the kubeconfig and its age into the Secret, creating it when missing.
-func (k kubeconfigs) store(ctx context.Context, gc *infrav1.GardenerCluster, secret *corev1.Secret, key string, kubeconfig []byte, issued, expires time.Time) error {
+// store writes the kubeconfig, its age and its shoot into the Secret, with labels, creating it
+// when missing. The labels replace the Secret's own.
+func (k kubeconfigs) store(ctx context.Context, secret *corev1.Secret, key string, kubeconfig []byte, s stored, labels map[string]string) error {
 	exists := secret.ResourceVersion != ""
 	if secret.Data == nil {
 		secret.Data = map[string][]byte{}
@@ -145,20 +184,13 @@ func (k kubeconfigs) store(ctx context.Context, gc *infrav1.GardenerCluster, sec
 	if secret.Annotations == nil {
 		secret.Annotations = map[string]string{}
 	}
-	if secret.Labels == nil {
-		secret.Labels = map[string]string{}
-	}
 	secret.Data[key] = kubeconfig
-	secret.Annotations[AnnotationIssuedAt] = issued.UTC().Format(time.RFC3339)
-	secret.Annotations[AnnotationExpiresAt] = expires.UTC().Format(time.RFC3339)
-	secret.Annotations[infrav1.AnnotationLastSync] = issued.UTC().Format(time.RFC3339)
-	// Upstream's Secret carries every label of its GardenerCluster (the lifecycle manager finds
-	// it by operator.kyma-project.io/kyma-name), its name, and who manages it.
-	for key, v := range gc.Labels {
-		secret.Labels[key] = v
-	}
-	secret.Labels[infrav1.LabelKymaManagedBy] = ManagedBy
-	secret.Labels[infrav1.LabelClusterName] = gc.Name
+	secret.Annotations[AnnotationIssuedAt] = s.issued.UTC().Format(time.RFC3339)
+	secret.Annotations[AnnotationExpiresAt] = s.expires.UTC().Format(time.RFC3339)
+	secret.Annotations[infrav1.AnnotationLastSync] = s.issued.UTC().Format(time.RFC3339)
+	secret.Annotations[AnnotationShoot] = s.shoot
+	secret.Annotations[AnnotationShootUID] = string(s.uid)
+	secret.Labels = labels
 	var err error
 	if exists {
 		err = k.Client.Update(ctx, secret)

@@ -8,7 +8,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,11 +33,24 @@ const (
 
 var t0 = time.Date(2040, 3, 14, 12, 0, 0, 0, time.UTC)
 
-// issuer stands in for Gardener: it issues numbered kubeconfigs, or fails with err.
+// issuer stands in for Gardener: it issues numbered kubeconfigs, or fails with err; its shoots
+// have the uids in uids, uid-<name> when not listed, and "" is a shoot that does not exist.
 type issuer struct {
 	clock  *clocktesting.FakeClock
 	issued int
 	err    error
+	uids   map[string]types.UID
+}
+
+func (i *issuer) ShootUID(_ context.Context, shoot string) (types.UID, error) {
+	uid, ok := i.uids[shoot]
+	if !ok {
+		return types.UID("uid-" + shoot), nil
+	}
+	if uid == "" {
+		return "", apierrors.NewNotFound(schema.GroupResource{Group: "core.gardener.cloud", Resource: "shoots"}, shoot)
+	}
+	return uid, nil
 }
 
 func (i *issuer) AdminKubeconfig(_ context.Context, shoot string, lifetime time.Duration) ([]byte, time.Time, error) {
@@ -74,13 +90,23 @@ func newBench(t *testing.T, objs ...client.Object) *bench {
 func testCluster() *infrav1.GardenerCluster {
 	gc := &infrav1.GardenerCluster{}
 	gc.Name, gc.Namespace = "rid-1", namespace
-	gc.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1", infrav1.LabelKymaName: "kyma-1"}
+	gc.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1", infrav1.LabelKymaName: "kyma-1", "team": "someone's"}
 	gc.Spec.Shoot.Name = "c-1"
 	gc.Spec.Kubeconfig.Secret = infrav1.SecretKeyRef{Name: "kubeconfig-rid-1", Namespace: namespace, Key: "config"}
 	return gc
 }
 
-// storedSecret is the kubeconfig Secret the manager wrote for testCluster at issued.
+// testRuntime is the Runtime that holds testCluster.
+func testRuntime() *infrav1.Runtime {
+	rt := &infrav1.Runtime{}
+	rt.Name, rt.Namespace = "rt-1", namespace
+	rt.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1", infrav1.LabelKymaName: "kyma-1", infrav1.LabelGlobalAccountID: "ga-1"}
+	rt.Spec.Shoot.Name = "c-1"
+	return rt
+}
+
+// storedSecret is the kubeconfig Secret the manager wrote for testCluster at issued, for the
+// shoot c-1 the issuer has.
 func storedSecret(issued time.Time, kubeconfig string) *corev1.Secret {
 	s := &corev1.Secret{Data: map[string][]byte{"config": []byte(kubeconfig)}}
 	s.Name, s.Namespace = "kubeconfig-rid-1", namespace
@@ -88,6 +114,8 @@ func storedSecret(issued time.Time, kubeconfig string) *corev1.Secret {
 	s.Annotations = map[string]string{
 		AnnotationIssuedAt:  issued.UTC().Format(time.RFC3339),
 		AnnotationExpiresAt: issued.Add(lifetime).UTC().Format(time.RFC3339),
+		AnnotationShoot:     "c-1",
+		AnnotationShootUID:  "uid-c-1",
 	}
 	return s
 }
@@ -100,6 +128,11 @@ func TestEnsureKubeconfig(t *testing.T) {
 		// cluster changes the GardenerCluster; secret is in the store when not nil.
 		cluster func(*infrav1.GardenerCluster)
 		secret  *corev1.Secret
+		// runtime changes the Runtime that holds the GardenerCluster; noRuntime leaves it out.
+		runtime   func(*infrav1.Runtime)
+		noRuntime bool
+		// uids are the issuer's shoot uids (see issuer).
+		uids map[string]types.UID
 		// after moves the clock before the step runs.
 		after time.Duration
 		// gardener fails every request when set.
@@ -149,6 +182,58 @@ func TestEnsureKubeconfig(t *testing.T) {
 			want:     "Fail(Unavailable: gardener is down)", reason: "Unavailable", kubeconfig: "old",
 		},
 		{
+			name:      "a GardenerCluster no Runtime holds waits and gets no kubeconfig",
+			noRuntime: true,
+			want:      "Wait(5m0s, No Runtime holds this GardenerCluster (no Runtime of runtime id rid-1 names shoot c-1)",
+		},
+		{
+			name:    "a GardenerCluster for a shoot its Runtime does not name waits",
+			runtime: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Name = "c-2" },
+			want:    "Wait(5m0s, No Runtime holds this GardenerCluster (no Runtime of runtime id rid-1 names shoot c-1)",
+		},
+		{
+			name:    "a GardenerCluster labelled for a Runtime of another runtime id waits",
+			cluster: func(gc *infrav1.GardenerCluster) { gc.Labels[infrav1.LabelRuntimeName] = "rt-1" },
+			runtime: func(rt *infrav1.Runtime) { rt.Labels[infrav1.LabelRuntimeID] = "rid-2" },
+			want:    "Wait(5m0s, No Runtime holds this GardenerCluster (Runtime rt-1 has runtime id rid-2, not rid-1)",
+		},
+		{
+			name:    "a GardenerCluster whose Secret is not the runtime id's waits",
+			cluster: func(gc *infrav1.GardenerCluster) { gc.Spec.Kubeconfig.Secret.Name = "elsewhere" },
+			want:    "Wait(5m0s, No Runtime holds this GardenerCluster (the Secret is elsewhere, not kubeconfig-rid-1)",
+		},
+		{
+			name: "a shoot that does not exist gets no kubeconfig, and the stored one stays",
+			uids: map[string]types.UID{"c-1": ""}, secret: storedSecret(t0.Add(-2*time.Hour), "old"),
+			want: "Wait(5m0s, Shoot c-1 does not exist", kubeconfig: "old",
+		},
+		{
+			name: "a kubeconfig issued for another shoot is rotated at once",
+			secret: func() *corev1.Secret {
+				s := storedSecret(t0.Add(-2*time.Hour), "other shoot's")
+				s.Annotations[AnnotationShoot] = "c-0"
+				return s
+			}(),
+			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+		},
+		{
+			name:   "a kubeconfig of an earlier shoot of the same name is rotated at once",
+			secret: storedSecret(t0.Add(-2*time.Hour), "earlier shoot's"),
+			uids:   map[string]types.UID{"c-1": "uid-recreated"},
+			want:   "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+		},
+		{
+			name: "upstream's fresh kubeconfig, bound by its shoot-name label, is kept",
+			secret: func() *corev1.Secret {
+				s := storedSecret(t0.Add(-2*time.Hour), "upstream's")
+				delete(s.Annotations, AnnotationShoot)
+				delete(s.Annotations, AnnotationShootUID)
+				s.Labels[infrav1.LabelShootName] = "c-1"
+				return s
+			}(),
+			want: "DoneUntil(10h0m0s)", kubeconfig: "upstream's",
+		},
+		{
 			name: "a Secret outside the GardenerCluster's namespace is refused",
 			cluster: func(gc *infrav1.GardenerCluster) {
 				gc.Spec.Kubeconfig.Secret.Namespace = "kube-system"
@@ -175,8 +260,15 @@ func TestEnsureKubeconfig(t *testing.T) {
 			if tt.secret != nil {
 				objs = append(objs, tt.secret)
 			}
+			if !tt.noRuntime {
+				rt := testRuntime()
+				if tt.runtime != nil {
+					tt.runtime(rt)
+				}
+				objs = append(objs, rt)
+			}
 			b := newBench(t, objs...)
-			b.issuer.err = tt.gardener
+			b.issuer.err, b.issuer.uids = tt.gardener, tt.uids
 			b.clock.Step(tt.after)
 			if err := b.kcp.Get(t.Context(), client.ObjectKeyFromObject(gc), gc); err != nil {
 				t.Fatal(err)
@@ -201,9 +293,16 @@ func TestEnsureKubeconfig(t *testing.T) {
 			if tt.issued == 0 {
 				return
 			}
-			// A new kubeconfig is stored with its age, under upstream's labels.
-			if secret.Labels[infrav1.LabelKymaName] != "kyma-1" || !OwnsSecret(secret, gc.Name) {
-				t.Errorf("Secret labels %v: not the GardenerCluster's, or not the manager's", secret.Labels)
+			// A new kubeconfig is stored with its age and shoot, under upstream's labels taken
+			// from the Runtime: none the GardenerCluster adds of its own.
+			if secret.Labels[infrav1.LabelKymaName] != "kyma-1" || secret.Labels[infrav1.LabelGlobalAccountID] != "ga-1" || !OwnsSecret(secret, gc.Name) {
+				t.Errorf("Secret labels %v: not the Runtime's, or not the manager's", secret.Labels)
+			}
+			if _, ok := secret.Labels["team"]; ok {
+				t.Errorf("Secret labels %v: the GardenerCluster's own label team reached the Secret", secret.Labels)
+			}
+			if secret.Annotations[AnnotationShoot] != "c-1" || secret.Annotations[AnnotationShootUID] == "" {
+				t.Errorf("Secret annotations %v, want the shoot c-1 and its uid", secret.Annotations)
 			}
 			now := b.clock.Now().UTC().Format(time.RFC3339)
 			if secret.Annotations[AnnotationIssuedAt] != now || secret.Annotations[AnnotationExpiresAt] != b.clock.Now().Add(lifetime).UTC().Format(time.RFC3339) {
@@ -227,7 +326,7 @@ func TestEnsureKubeconfig(t *testing.T) {
 // lifetimes: the kubeconfig is rotated at each rotation point, never expires, and a rotation
 // that fails is retried while the stored kubeconfig stays.
 func TestKubeconfigRotatesOnTime(t *testing.T) {
-	b := newBench(t, testCluster())
+	b := newBench(t, testCluster(), testRuntime())
 	cfg := b.k.Config
 	cfg.Policy = retry.Policy{Initial: time.Minute, Factor: 2, Cap: 30 * time.Minute, MaxAttempts: 10}
 	// Setup re-checks a GardenerCluster hourly.

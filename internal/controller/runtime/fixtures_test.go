@@ -70,6 +70,7 @@ func kubeconfigSecret(rt *infrav1.Runtime, holder, kubeconfig string) *corev1.Se
 		infrav1.LabelClusterName:   gardenerClusterName(rt),
 		LabelRuntimeName:           holder,
 	}
+	s.Annotations = map[string]string{gardenercluster.AnnotationShoot: rt.Spec.Shoot.Name}
 	if kubeconfig != "" {
 		s.Data = map[string][]byte{KubeconfigKey: []byte(kubeconfig)}
 	}

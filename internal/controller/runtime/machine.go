@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -40,7 +41,7 @@ const FieldOwner = "infrastructure-manager"
 
 // Labels the controller puts on the objects it creates, to find the Runtime again.
 const (
-	LabelRuntimeName      = "infrastructuremanager.kyma-project.io/runtime-name"
+	LabelRuntimeName      = infrav1.LabelRuntimeName
 	LabelRuntimeNamespace = "infrastructuremanager.kyma-project.io/runtime-namespace"
 	LabelManagedBy        = "infrastructuremanager.kyma-project.io/managed-by"
 )
@@ -164,5 +165,5 @@ func gardenerClusterName(rt *infrav1.Runtime) string {
 }
 
 func kubeconfigSecretName(rt *infrav1.Runtime) string {
-	return "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]
+	return gardenercluster.SecretName(rt.Labels[infrav1.LabelRuntimeID])
 }

@@ -76,6 +76,15 @@ func newFleet(t *testing.T, w *world) *fleet {
 	return f
 }
 
+// ShootUID is the uid of the shoot in the world's garden, as Gardener's shoot cache has it.
+func (f *fleet) ShootUID(ctx context.Context, name string) (types.UID, error) {
+	shoot := &gardencorev1beta1.Shoot{}
+	if err := f.w.garden.Get(ctx, types.NamespacedName{Namespace: testProject, Name: name}, shoot); err != nil {
+		return "", err
+	}
+	return shoot.UID, nil
+}
+
 // AdminKubeconfig issues the runtime cluster's kubeconfig, as Gardener would, while issue holds.
 func (f *fleet) AdminKubeconfig(_ context.Context, _ string, lifetime time.Duration) ([]byte, time.Time, error) {
 	if !f.issue {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // DefaultRuntimeClients is how many runtime-cluster clients CachedClusters keeps by default. A
@@ -93,11 +94,21 @@ func (c *CachedClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Obje
 // Len is how many clients are kept.
 func (c *CachedClusters) Len() int { return c.clients.Len() }
 
-// readKubeconfig returns the admin kubeconfig in rt's kubeconfig Secret.
+// ReasonKubeconfigOfAnotherShoot is the reason of a failed connection to a runtime cluster whose
+// kubeconfig Secret holds the kubeconfig of another shoot; the GardenerCluster controller
+// replaces it (see waitForKubeconfig).
+const ReasonKubeconfigOfAnotherShoot = "KubeconfigOfAnotherShoot"
+
+// readKubeconfig returns the admin kubeconfig in rt's kubeconfig Secret, refusing one issued for
+// another shoot.
 func readKubeconfig(ctx context.Context, secrets client.Reader, rt *infrav1.Runtime) ([]byte, error) {
 	secret := &corev1.Secret{}
 	if err := secrets.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret); err != nil {
 		return nil, fmt.Errorf("get kubeconfig secret: %w", err)
+	}
+	if shoot, _ := kubeconfigShoot(secret); shoot != rt.Spec.Shoot.Name {
+		return nil, retry.Transient(ReasonKubeconfigOfAnotherShoot, fmt.Errorf(
+			"the kubeconfig in Secret %s was issued for shoot %q, not for shoot %s: it is not used", secret.Name, shoot, rt.Spec.Shoot.Name))
 	}
 	return secret.Data[KubeconfigKey], nil
 }

@@ -26,12 +26,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // secretHolding is rt's kubeconfig Secret holding kubeconfig.
 func secretHolding(rt *infrav1.Runtime, kubeconfig string) *corev1.Secret {
 	s := &corev1.Secret{Data: map[string][]byte{KubeconfigKey: []byte(kubeconfig)}}
 	s.Name, s.Namespace = kubeconfigSecretName(rt), rt.Namespace
+	s.Labels = map[string]string{infrav1.LabelShootName: rt.Spec.Shoot.Name}
 	return s
 }
 
@@ -234,4 +236,27 @@ users: [{name: %s, user: {client-certificate-data: %q, client-key-data: %q}}]
 contexts: [{name: c, context: {cluster: c, user: %s}}]
 current-context: c
 `, srv.URL, b64("CERTIFICATE", srv.Certificate().Raw), user, b64("CERTIFICATE", der), b64("EC PRIVATE KEY", keyDER), user)
+}
+
+// TestCachedClustersRefuseAnotherShootsKubeconfig: a Secret holding the kubeconfig of another
+// shoot reaches no cluster.
+func TestCachedClustersRefuseAnotherShootsKubeconfig(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	secret := secretHolding(rt, "other's")
+	secret.Labels[infrav1.LabelShootName] = "other"
+	w := newWorld(t, secret)
+	built := false
+	clusters := NewCachedClusters(w.kcp, func(_ context.Context, _ []byte) (client.Client, error) {
+		built = true
+		return w.runtime, nil
+	}, 1)
+
+	_, err := clusters.Connect(t.Context(), rt)
+
+	if c := retry.Classify(err); c.Reason != ReasonKubeconfigOfAnotherShoot {
+		t.Errorf("Connect: %v (%s), want %s", err, c.Reason, ReasonKubeconfigOfAnotherShoot)
+	}
+	if built {
+		t.Error("a client was built from another shoot's kubeconfig")
+	}
 }

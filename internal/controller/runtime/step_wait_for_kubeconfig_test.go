@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -24,6 +25,11 @@ func TestWaitForKubeconfig(t *testing.T) {
 		reason string
 		// ready says rt has ConditionKubeconfigReady true afterwards.
 		ready bool
+		// shootUID is the uid of rt's shoot in the garden, no shoot when empty.
+		shootUID types.UID
+		// writes are the step's writes to kcp; rotation says it asked for a new kubeconfig.
+		writes   []string
+		rotation bool
 	}{
 		{
 			name: "waits while there is no Secret",
@@ -60,6 +66,37 @@ func TestWaitForKubeconfig(t *testing.T) {
 			want:   "Next(ConfigureOIDC)", ready: true,
 		},
 		{
+			name: "a kubeconfig issued for another shoot is not used: a new one is asked for",
+			secret: func(rt *infrav1.Runtime) *corev1.Secret {
+				s := reachable(rt)
+				s.Annotations[gardenercluster.AnnotationShoot] = "other"
+				return s
+			},
+			want:   "Wait(30s, the kubeconfig in Secret kubeconfig-rid-rt was issued for shoot other, not for shoot rt",
+			writes: []string{"patch GardenerCluster"}, rotation: true,
+		},
+		{
+			name: "a kubeconfig of an earlier shoot of the same name is not used",
+			secret: func(rt *infrav1.Runtime) *corev1.Secret {
+				s := reachable(rt)
+				s.Annotations[gardenercluster.AnnotationShootUID] = "uid-before"
+				return s
+			},
+			shootUID: "uid-now",
+			want:     "Wait(30s, the kubeconfig in Secret kubeconfig-rid-rt was issued for an earlier shoot rt (uid uid-before)",
+			writes:   []string{"patch GardenerCluster"}, rotation: true,
+		},
+		{
+			name: "a kubeconfig of the shoot as it is now is used",
+			secret: func(rt *infrav1.Runtime) *corev1.Secret {
+				s := reachable(rt)
+				s.Annotations[gardenercluster.AnnotationShootUID] = "uid-now"
+				return s
+			},
+			shootUID: "uid-now",
+			want:     "Next(ConfigureOIDC)", ready: true,
+		},
+		{
 			name:   "a Secret that cannot be read fails",
 			secret: reachable,
 			faults: []fault{{store: "kcp", verb: "get", kind: "Secret", err: unavailable()}},
@@ -70,9 +107,14 @@ func TestWaitForKubeconfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newTestRuntime(t, "rt")
 			rt.Labels[infrav1.LabelRuntimeID] = "rid-rt"
-			var objs []client.Object
+			objs := []client.Object{testGardenerCluster("rid-rt", rt.Name)}
 			if tt.secret != nil {
 				objs = append(objs, tt.secret(rt))
+			}
+			if tt.shootUID != "" {
+				shoot := testShoot(rt)
+				shoot.UID = tt.shootUID
+				objs = append(objs, shoot)
 			}
 			w := newWorld(t, objs...)
 			w.fail(tt.faults...)
@@ -83,7 +125,12 @@ func TestWaitForKubeconfig(t *testing.T) {
 			if got := conditionTrue(rt, infrav1.ConditionKubeconfigReady); got != tt.ready {
 				t.Errorf("%s true %t, want %t", infrav1.ConditionKubeconfigReady, got, tt.ready)
 			}
-			checkWrites(t, w, "kcp")
+			checkWrites(t, w, "kcp", tt.writes...)
+			gc := testGardenerCluster("rid-rt", rt.Name)
+			w.get(w.kcp, gc)
+			if _, asked := gc.Annotations[infrav1.AnnotationForceKubeconfigRotation]; asked != tt.rotation {
+				t.Errorf("GardenerCluster asked for a rotation: %t, want %t", asked, tt.rotation)
+			}
 		})
 	}
 }
