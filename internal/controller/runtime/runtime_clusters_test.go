@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // secretHolding is rt's kubeconfig Secret holding kubeconfig.
@@ -234,4 +235,45 @@ users: [{name: %s, user: {client-certificate-data: %q, client-key-data: %q}}]
 contexts: [{name: c, context: {cluster: c, user: %s}}]
 current-context: c
 `, srv.URL, b64("CERTIFICATE", srv.Certificate().Raw), user, b64("CERTIFICATE", der), b64("EC PRIVATE KEY", keyDER), user)
+}
+
+// TestCachedClustersRefuseAKubeconfigThatReadsFiles: a rewritten kubeconfig Secret that points
+// the client at a local token file fails the step as the user's problem, naming the Secret and
+// the field, and the token never leaves the machine: the server it names gets no request.
+func TestCachedClustersRefuseAKubeconfigThatReadsFiles(t *testing.T) {
+	var requests int
+	var mu sync.Mutex
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		requests++
+	}))
+	defer srv.Close()
+	rt := newTestRuntime(t, "a")
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: false}}]
+users: [{name: u, user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`, srv.URL)
+	w := newWorld(t, secretHolding(rt, kc))
+	clusters := NewCachedClusters(w.kcp, KubeconfigClient, 1)
+
+	_, err := clusters.Connect(t.Context(), rt)
+	if err == nil {
+		t.Fatal("connected, want refused")
+	}
+	if c := retry.Classify(err); c.Class != retry.ClassTerminal || c.Reason != ReasonKubeconfigRefused {
+		t.Errorf("classified %s/%s, want Terminal/%s", c.Class, c.Reason, ReasonKubeconfigRefused)
+	}
+	secret := rt.Namespace + "/" + kubeconfigSecretName(rt)
+	if msg := err.Error(); !strings.Contains(msg, secret) || !strings.Contains(msg, "users[u].user.tokenFile") {
+		t.Errorf("error %q does not name the Secret %s and the field users[u].user.tokenFile", msg, secret)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if requests != 0 {
+		t.Errorf("the server named by the refused kubeconfig got %d requests", requests)
+	}
 }
