@@ -106,7 +106,7 @@ type blocked struct {
 	err     error
 }
 
-func (b blocked) Start(ctx context.Context) error {
+func (b blocked) Start(context.Context) error {
 	if b.err != nil {
 		return b.err
 	}

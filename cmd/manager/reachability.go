@@ -23,7 +23,7 @@ func versionProbe(cfg *rest.Config, timeout time.Duration) (func(context.Context
 		return nil, fmt.Errorf("version probe: %w", err)
 	}
 	return func(ctx context.Context) error {
-		return disco.RESTClient().Get().AbsPath("/version").Do(ctx).Error() //nolint:wrapcheck // watchReachability logs it as it is.
+		return disco.RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 	}, nil
 }
 
