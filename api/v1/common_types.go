@@ -30,8 +30,9 @@ const (
 )
 
 // RetryRequestedAtAnnotation asks the engine to reset the retry budget of the current step and
-// retry at once. Any new value counts; the handled value is echoed in status. The controllers
-// name it to the engine (fsm.WithRetryAnnotation).
+// retry at once. Any new RFC 3339 time counts, and nothing else: the admission policy refuses
+// other values, and the engine ignores them. The handled value is echoed in status. The
+// controllers name it to the engine (fsm.WithRetryAnnotation).
 const RetryRequestedAtAnnotation = "infrastructuremanager.kyma-project.io/retry-requested-at"
 
 // StepStatus says which FSM step an object is in and since when.

@@ -206,6 +206,7 @@ type RuntimeShoot struct {
 	// +kubebuilder:validation:MaxLength=21
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.shoot.name is immutable: a runtime cannot move to another shoot"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="spec.shoot.name must consist of lower case letters, digits and '-', and start and end with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('--')",message="spec.shoot.name must not contain '--': Gardener refuses such shoot names"
 	Name string `json:"name"`
 
 	// Purpose of the shoot.
@@ -302,6 +303,8 @@ type ACL struct {
 }
 
 // OIDCConfig configures an OIDC provider of a kube-apiserver, with Gardener's field names.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.clientAuthentication)",message="clientAuthentication is not supported: neither the structured authentication configuration nor an OpenIDConnect resource has a client secret, and upstream writes it nowhere; remove it",fieldPath=".clientAuthentication"
 type OIDCConfig struct {
 	// CABundle validates the provider's certificate.
 	// +kubebuilder:validation:MaxLength=65536
@@ -318,19 +321,26 @@ type OIDCConfig struct {
 	// +optional
 	GroupsClaim *string `json:"groupsClaim,omitempty"`
 
-	// GroupsPrefix is prepended to group names.
+	// GroupsPrefix is prepended to group names. It must not start with system:, which would
+	// put the provider's groups among Kubernetes' own (system:masters).
 	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('system:')",message="groupsPrefix must not start with system:, the prefix of Kubernetes' own groups"
 	// +optional
 	GroupsPrefix *string `json:"groupsPrefix,omitempty"`
 
 	// ClientAuthentication holds the client's secret and extra configuration, as Gardener's
-	// OIDCConfig has it.
+	// OIDCConfig has it. It is refused: nothing the manager writes can carry it.
 	// +optional
 	ClientAuthentication *gardencorev1beta1.OpenIDConnectClientAuthentication `json:"clientAuthentication,omitempty"`
 
-	// IssuerURL of the provider; it must use https.
+	// IssuerURL of the provider; it must use https, carry no user info, and name its host by a
+	// DNS name or an IP address that is neither loopback, link-local nor private.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() == 'https'",message="issuerURL must be an https URL"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[^/]*//[^/?#]*@')",message="issuerURL must not contain user info (user:password@)"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^https://([^/?#@]*@)?(\\[[0-9A-Fa-f:.]+\\]|[0-9]{1,3}([.][0-9]{1,3}){3}|([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?[.])*[A-Za-z]([-A-Za-z0-9]*[A-Za-z0-9])?[.]?)(:[0-9]{1,5})?([/?#].*)?$')",message="issuerURL must start with https:// and name its host by a DNS name whose last label starts with a letter, or by an IP address"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('https://') || self.find(r'^https://[^/?#]*').contains('@') || [self.find(r'^https://[^/?#]*').substring(8)].all(a, [a.startsWith('[') ? (a.indexOf(']') > 0 ? a.substring(1, a.indexOf(']')) : '') : (a.indexOf(':') >= 0 ? a.substring(0, a.indexOf(':')) : a)].all(h, isIP(h) ? ip(h).isGlobalUnicast() && !['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7'].exists(c, cidr(c).containsIP(h)) : !(h.contains(':') || h.matches('^[0-9.]+$'))))",message="issuerURL must not be a loopback, link-local, private or otherwise non-global IP address"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('https://') || self.find(r'^https://[^/?#]*').contains('@') || [self.find(r'^https://[^/?#]*').substring(8)].all(a, [a.startsWith('[') ? (a.indexOf(']') > 0 ? a.substring(1, a.indexOf(']')) : '') : (a.indexOf(':') >= 0 ? a.substring(0, a.indexOf(':')) : a)].all(h, !h.lowerAscii().matches('(^|[.])localhost[.]?$')))",message="issuerURL must not be localhost"
 	// +optional
 	IssuerURL *string `json:"issuerURL,omitempty"`
 
@@ -355,10 +365,13 @@ type OIDCConfig struct {
 	// email, the issuer URL followed by '#' for any other claim.
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('system:')",message="usernamePrefix must not start with system:, the prefix of Kubernetes' own users"
 	UsernamePrefix *string `json:"usernamePrefix,omitempty"`
 
-	// JWKS is the provider's JSON Web Key Set, for issuers the runtime cannot reach.
+	// JWKS is the provider's JSON Web Key Set, for issuers the runtime cannot reach. Admission
+	// checks that it is a JSON object with keys; ValidateJWKS checks every key.
 	// +kubebuilder:validation:MaxLength=65536
+	// +kubebuilder:validation:XValidation:rule="string(self).matches(r'^[ \\t\\r\\n]*[{][\\s\\S]*\"keys\"[ \\t\\r\\n]*:[ \\t\\r\\n]*\\[[\\s\\S]*[}][ \\t\\r\\n]*$')",message="jwks must be a JSON Web Key Set: a JSON object with a keys array"
 	// +optional
 	JWKS []byte `json:"jwks,omitempty"`
 }
@@ -666,11 +679,17 @@ type FailureTolerance struct {
 
 // Security holds the runtime's administrators and network filter.
 type Security struct {
-	// Administrators of the runtime, who get cluster-admin in it.
+	// Administrators of the runtime, who get cluster-admin in it: user names as the runtime's
+	// OIDC providers issue them. Kubernetes' own users and groups (system:anonymous,
+	// system:masters, system:serviceaccount:...) are refused, as are names with surrounding white
+	// space or control characters, which no provider issues.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:XValidation:rule="!self.startsWith('system:')",message="an administrator must not start with system:, the prefix of Kubernetes' own users and groups"
+	// +kubebuilder:validation:items:XValidation:rule="!self.matches(r'^[\\s\\p{Z}]|[\\s\\p{Z}]$')",message="an administrator must not start or end with white space"
+	// +kubebuilder:validation:items:XValidation:rule="!self.matches(r'[\\p{Cc}\\p{Cf}]')",message="an administrator must not contain control or format characters"
 	Administrators []string `json:"administrators"`
 
 	// Networking filter settings.

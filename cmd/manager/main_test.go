@@ -1,9 +1,35 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
+	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 )
+
+// runMainEnv makes the test binary run the manager's main instead of the tests, so that a test
+// can run the manager as a process of its own without building it.
+const runMainEnv = "INFRASTRUCTURE_MANAGER_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) != "" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // TestGCPercent: the manager sets its own collector target unless the environment names one.
 func TestGCPercent(t *testing.T) {
@@ -20,5 +46,152 @@ func TestGCPercent(t *testing.T) {
 	}
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("the target with GOGC is %d, want it left as it was (100)", got)
+	}
+}
+
+// TestUnreachableAPIServer runs the manager against an API server address nobody listens on: it
+// must say why it gets nowhere, and end within its grace period after SIGTERM.
+func TestUnreachableAPIServer(t *testing.T) {
+	addr, err := subprocess.LoopbackAddress(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	data := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://%s"}}]
+users: [{name: u, user: {token: t0ken}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`, addr)
+	if err := os.WriteFile(kc, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const shutdown = time.Second
+	log := filepath.Join(dir, "manager.log")
+	p, err := subprocess.Start("manager", subprocess.Options{Log: log, Env: []string{runMainEnv + "=1", "KUBECONFIG=" + kc}},
+		os.Args[0], "--gardener-kubeconfig", kc, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+		"--graceful-shutdown-timeout", shutdown.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill() })
+
+	why := "cannot reach the API server"
+	err = testenv.Eventually(t.Context(), 30*time.Second, 50*time.Millisecond, func(context.Context) (bool, error) {
+		out, err := os.ReadFile(log)
+		return strings.Contains(string(out), why) && strings.Contains(string(out), "connection refused"), err
+	})
+	if err != nil {
+		t.Fatalf("no line says %q with the reason: %v\n%s", why, err, p.LogTail(20))
+	}
+	if err := syscall.Kill(p.PID(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	grace := shutdown + shutdownMargin
+	select {
+	case <-p.Done():
+	case <-time.After(grace + 5*time.Second):
+		t.Fatalf("still running %s after SIGTERM, want it gone within %s\n%s", grace+5*time.Second, grace, p.LogTail(20))
+	}
+	if out := p.LogTail(5); !strings.Contains(out, "did not stop within") {
+		t.Errorf("the last lines do not say it was stopped: %s", out)
+	}
+}
+
+// blocked is a manager whose Start returns only when release is closed, or at once with err.
+type blocked struct {
+	release chan struct{}
+	err     error
+}
+
+func (b blocked) Start(context.Context) error {
+	if b.err != nil {
+		return b.err
+	}
+	<-b.release
+	return nil
+}
+
+func TestStartUntilStopped(t *testing.T) {
+	failed := errors.New("no leader")
+	cases := []struct {
+		name    string  // how the manager behaves
+		manager blocked // the manager
+		cancel  bool    // whether the signal comes
+		want    string  // a fragment of the error; empty for none
+	}{
+		{"a manager that fails on its own", blocked{err: failed}, false, "run manager: no leader"},
+		{"a manager that stops after the signal", blocked{release: closed()}, true, ""},
+		{"a manager that does not stop", blocked{release: make(chan struct{})}, true, "did not stop within 10ms"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			if tc.cancel {
+				cancel()
+			}
+			defer cancel()
+			err := startUntilStopped(ctx, tc.manager, 10*time.Millisecond)
+			if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// closed is a closed channel.
+func closed() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// TestWatchReachability: every failed probe is logged with its reason, a recovery once, a
+// reachable API server not at all.
+func TestWatchReachability(t *testing.T) {
+	var lines []string
+	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})
+	results := []error{errors.New("connection refused"), errors.New("connection refused"), nil, nil}
+	ctx, cancel := context.WithCancel(t.Context())
+	calls := 0
+	probe := func(context.Context) error {
+		err := results[calls]
+		calls++
+		if calls == len(results) {
+			cancel()
+		}
+		return err
+	}
+	watchReachability(ctx, log, "https://api", probe, time.Millisecond)
+	want := []string{"cannot reach the API server", "cannot reach the API server", "reached the API server again"}
+	if len(lines) != len(want) {
+		t.Fatalf("logged %d lines, want %d: %q", len(lines), len(want), lines)
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) || (i < 2 && !strings.Contains(lines[i], "connection refused")) {
+			t.Errorf("line %d %q does not say %q (with the reason)", i, lines[i], w)
+		}
+	}
+}
+
+// TestGardenKubeconfigIsInlineOnly: the Gardener kubeconfig, mounted from a Secret, is refused
+// when it reads a file, naming the file and the field.
+func TestGardenKubeconfigIsInlineOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	data := `apiVersion: v1
+kind: Config
+clusters: [{name: garden, cluster: {server: "https://garden.example.com"}}]
+users: [{name: robot, user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}}]
+contexts: [{name: garden, context: {cluster: garden, user: robot}}]
+current-context: garden
+`
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadGardenKubeconfig(path)
+	if !kubeconfig.IsRefused(err) || !strings.Contains(err.Error(), "file "+path) || !strings.Contains(err.Error(), "users[robot].user.tokenFile") {
+		t.Errorf("got %v, want a refusal naming %s and users[robot].user.tokenFile", err, path)
 	}
 }

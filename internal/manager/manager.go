@@ -124,6 +124,10 @@ type Options struct {
 	RecheckInterval time.Duration
 	// ProgressRefresh is how long a Runtime may lag behind its shoot's progress reports.
 	ProgressRefresh time.Duration
+	// ShutdownTimeout is how long the manager's runnables get to stop once it is told to stop
+	// (controller-runtime's GracefulShutdownTimeout); cmd/manager exits a little later even when
+	// they have not, so that a manager that cannot reach its API server still ends on SIGTERM.
+	ShutdownTimeout time.Duration
 	// UpstreamRequeues makes the manager requeue as upstream Kyma Infrastructure Manager does, as
 	// the baseline of a benchmark; it is not for production. It overrides other options: Gardener
 	// is called at 5 QPS with a burst of 5, the circuit breaker never opens, and every step of
@@ -171,8 +175,13 @@ func DefaultOptions() Options {
 		PprofAddr:                "0",
 		RecheckInterval:          30 * time.Minute,
 		ProgressRefresh:          runtimectrl.ProgressRefresh,
+		ShutdownTimeout:          DefaultShutdownTimeout,
 	}
 }
+
+// DefaultShutdownTimeout leaves the process, with cmd/manager's margin, within the Pod's
+// terminationGracePeriodSeconds (30 in config/manager).
+const DefaultShutdownTimeout = 20 * time.Second
 
 // upstreamPolicy is upstream's requeue after an error, the retry policy of every step with
 // UpstreamRequeues: 15s every time, without jitter, and never exhausted.
@@ -258,6 +267,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"(fixed 15s after errors, polls of 60s while a shoot is created, 30s while it reconciles, 90s while it is deleted, no jitter, "+
 		"no shoot watch, Gardener at 5 QPS burst 5, no circuit breaker, retry times kept in memory only); it overrides --gardener-qps, "+
 		"--gardener-burst, --gardener-circuit-threshold and --retry-*; not for production")
+	fs.DurationVar(&o.ShutdownTimeout, "graceful-shutdown-timeout", o.ShutdownTimeout, "how long the controllers get to stop after SIGTERM; the process exits a few seconds later in any case")
 	fs.DurationVar(&o.ProgressRefresh, "shoot-progress-refresh", o.ProgressRefresh, "how long status.shootLastOperation may lag behind the progress a shoot reports; "+
 		"changes of the operation's state wake the Runtime at once")
 	bindUpstreamFlags(fs, o)
@@ -369,6 +379,9 @@ func (o Options) validate() error {
 	if o.ProgressRefresh <= 0 {
 		return fmt.Errorf("--shoot-progress-refresh %s must be positive", o.ProgressRefresh)
 	}
+	if o.ShutdownTimeout <= 0 {
+		return fmt.Errorf("--graceful-shutdown-timeout %s must be positive", o.ShutdownTimeout)
+	}
 	return o.unsupportedFeatures()
 }
 
@@ -400,6 +413,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElectionNamespace: cmp.Or(o.LeaderElectionNamespace, o.Namespace),
 		// A replica that stops hands the lease over at once instead of letting it expire.
 		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptr.To(o.ShutdownTimeout),
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 		// Runtimes, GardenerClusters, the kubeconfig Secrets and the ACL ConfigMap all live in
 		// the manager's namespace: nothing else is cached, nor readable through the cache, and

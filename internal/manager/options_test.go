@@ -285,6 +285,8 @@ func TestNewRefusesNonPositiveIntervals(t *testing.T) {
 	intervals := map[string]func(*Options, time.Duration){
 		"--runtime-recheck-interval": func(o *Options, d time.Duration) { o.RecheckInterval = d },
 		"--shoot-progress-refresh":   func(o *Options, d time.Duration) { o.ProgressRefresh = d },
+		// A manager with no time to stop would be cut off in the middle of every shutdown.
+		"--graceful-shutdown-timeout": func(o *Options, d time.Duration) { o.ShutdownTimeout = d },
 	}
 	for flagName, set := range intervals {
 		for _, d := range []time.Duration{0, -time.Minute} {

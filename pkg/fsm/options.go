@@ -98,10 +98,10 @@ func WithObjectMetrics(m *ObjectMetrics, labels func(client.Object) prometheus.L
 func WithLogValues(f func(client.Object) []any) Option { return func(o *config) { o.logValues = f } }
 
 // WithRetryAnnotation names the annotation by which a user asks for a manual retry; the object's
-// API owns the name. Any new value of it resets the retry budget of the current step and runs the
-// step at once, or runs a Ready object's machine again; the engine echoes the handled value in
-// status.retryRequestedAt (see fsmv1.EngineStatus.PendingRetryRequest). Without it, the engine
-// takes no manual retries.
+// API owns the name. Any new RFC 3339 time in it resets the retry budget of the current step and
+// runs the step at once, or runs a Ready object's machine again; the engine echoes the handled
+// value in status.retryRequestedAt and ignores any other value (see
+// fsmv1.EngineStatus.PendingRetryRequest). Without it, the engine takes no manual retries.
 func WithRetryAnnotation(name string) Option { return func(o *config) { o.retryAnnotation = name } }
 
 // WithInputs sets how to fingerprint the inputs an object's steps read from outside the object,

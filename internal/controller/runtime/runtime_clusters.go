@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -85,7 +86,7 @@ func (c *CachedClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Obje
 	}
 	built, err := connect(ctx, c.newClient, kubeconfig)
 	if err != nil {
-		return nil, err
+		return nil, refusedKubeconfig(key, err)
 	}
 	c.clients.Add(key, cachedClient{kubeconfig: sum, client: built})
 	return built, nil
@@ -93,6 +94,20 @@ func (c *CachedClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Obje
 
 // Len is how many clients are kept.
 func (c *CachedClusters) Len() int { return c.clients.Len() }
+
+// ReasonKubeconfigRefused is the terminal reason of a runtime whose kubeconfig Secret holds a
+// kubeconfig that asks for more than inline credentials and CA data (package
+// internal/kubeconfig): someone other than the manager wrote it, and retrying does not help.
+const ReasonKubeconfigRefused = "KubeconfigRefused"
+
+// refusedKubeconfig names the Secret in err and marks a refused kubeconfig as terminal; other
+// errors it returns as they are.
+func refusedKubeconfig(secret types.NamespacedName, err error) error {
+	if !kubeconfig.IsRefused(err) {
+		return err
+	}
+	return retry.Terminal(ReasonKubeconfigRefused, fmt.Errorf("kubeconfig Secret %s, key %s: %w", secret, KubeconfigKey, err))
+}
 
 // ReasonKubeconfigOfAnotherShoot is the reason of a failed connection to a runtime cluster whose
 // kubeconfig Secret holds the kubeconfig of another shoot; the GardenerCluster controller

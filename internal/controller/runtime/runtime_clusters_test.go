@@ -260,3 +260,44 @@ func TestCachedClustersRefuseAnotherShootsKubeconfig(t *testing.T) {
 		t.Error("a client was built from another shoot's kubeconfig")
 	}
 }
+
+// TestCachedClustersRefuseAKubeconfigThatReadsFiles: a rewritten kubeconfig Secret that points
+// the client at a local token file fails the step as the user's problem, naming the Secret and
+// the field, and the token never leaves the machine: the server it names gets no request.
+func TestCachedClustersRefuseAKubeconfigThatReadsFiles(t *testing.T) {
+	var requests int
+	var mu sync.Mutex
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		requests++
+	}))
+	defer srv.Close()
+	rt := newTestRuntime(t, "a")
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: false}}]
+users: [{name: u, user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`, srv.URL)
+	w := newWorld(t, secretHolding(rt, kc))
+	clusters := NewCachedClusters(w.kcp, KubeconfigClient, 1)
+
+	_, err := clusters.Connect(t.Context(), rt)
+	if err == nil {
+		t.Fatal("connected, want refused")
+	}
+	if c := retry.Classify(err); c.Class != retry.ClassTerminal || c.Reason != ReasonKubeconfigRefused {
+		t.Errorf("classified %s/%s, want Terminal/%s", c.Class, c.Reason, ReasonKubeconfigRefused)
+	}
+	secret := rt.Namespace + "/" + kubeconfigSecretName(rt)
+	if msg := err.Error(); !strings.Contains(msg, secret) || !strings.Contains(msg, "users[u].user.tokenFile") {
+		t.Errorf("error %q does not name the Secret %s and the field users[u].user.tokenFile", msg, secret)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if requests != 0 {
+		t.Errorf("the server named by the refused kubeconfig got %d requests", requests)
+	}
+}

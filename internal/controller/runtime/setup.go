@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +27,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
@@ -113,9 +113,11 @@ func byRuntimeLabels(_ context.Context, o client.Object) []reconcile.Request {
 // runtime cannot hold a worker.
 const RuntimeRequestTimeout = 10 * time.Second
 
-// KubeconfigClient connects to a cluster with a kubeconfig.
-func KubeconfigClient(_ context.Context, kubeconfig []byte) (client.Client, error) {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+// KubeconfigClient connects to a cluster with a kubeconfig, with its inline credentials and CA
+// data only: a kubeconfig that asks for more (an exec plugin, a file, no TLS verification) is
+// refused with a *kubeconfig.Error (package internal/kubeconfig).
+func KubeconfigClient(_ context.Context, data []byte) (client.Client, error) {
+	cfg, err := kubeconfig.RESTConfig("", data)
 	if err != nil {
 		return nil, fmt.Errorf("parse kubeconfig: %w", err)
 	}

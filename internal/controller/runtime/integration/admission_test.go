@@ -183,7 +183,7 @@ func TestSeedNotFoundFailsFast(t *testing.T) {
 	if rt.Annotations == nil {
 		rt.Annotations = map[string]string{}
 	}
-	rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "seed-back"
+	rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "2026-01-01T00:00:00Z" // the seed is back
 	if err := env.Client.Update(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}

@@ -105,12 +105,12 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 	if rt.Annotations == nil {
 		rt.Annotations = map[string]string{}
 	}
-	rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "recheck"
+	rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "2026-01-01T00:00:00Z" // recheck
 	if err := env.Client.Update(ctx, rt); err != nil {
 		t.Fatal(err)
 	}
 	rt = waitForRuntime(t, rt, time.Minute, "re-checked", func(rt *infrav1.Runtime) bool {
-		return rt.Status.RetryRequestedAt == "recheck" && rt.Status.Step != nil && rt.Status.Step.Name == "Done"
+		return rt.Status.RetryRequestedAt == "2026-01-01T00:00:00Z" && rt.Status.Step != nil && rt.Status.Step.Name == "Done"
 	})
 	calls = diffCalls(before, gardenCalls(t))
 	for call, n := range calls {
@@ -288,12 +288,12 @@ func TestSuspendAndForcePatch(t *testing.T) {
 		rt.Annotations = map[string]string{}
 	}
 	rt.Annotations[runtimectrl.AnnotationForcePatch] = "true"
-	rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "forced"
+	rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "2026-01-01T00:01:00Z" // forced
 	if err := env.Client.Update(ctx, rt); err != nil {
 		t.Fatal(err)
 	}
 	waitForRuntime(t, rt, time.Minute, "re-checked", func(rt *infrav1.Runtime) bool {
-		return rt.Status.RetryRequestedAt == "forced" && rt.Status.Step != nil && rt.Status.Step.Name == "Done"
+		return rt.Status.RetryRequestedAt == "2026-01-01T00:01:00Z" && rt.Status.Step != nil && rt.Status.Step.Name == "Done"
 	})
 	if d := diffCalls(calls, gardenCalls(t)); d["patch/200"] < 1 {
 		t.Errorf("forced: Gardener calls %v, want the shoot patched", d)

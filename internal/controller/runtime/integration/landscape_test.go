@@ -245,7 +245,7 @@ func TestLandscapeRefusalsReachTheRuntime(t *testing.T) {
 			if rt.Annotations == nil {
 				rt.Annotations = map[string]string{}
 			}
-			rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "garden-mended"
+			rt.Annotations[infrav1.RetryRequestedAtAnnotation] = "2026-01-01T00:00:00Z" // the garden is mended
 			if err := env.Client.Update(t.Context(), rt); err != nil {
 				t.Fatal(err)
 			}

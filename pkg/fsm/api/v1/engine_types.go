@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -117,7 +119,9 @@ type EngineStatus struct {
 	// +optional
 	Retry *RetryStatus `json:"retry,omitempty"`
 
-	// RetryRequestedAt echoes the value of the manual-retry annotation once it was handled.
+	// RetryRequestedAt echoes the value of the manual-retry annotation once it was handled: an
+	// RFC 3339 time (see PendingRetryRequest).
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	RetryRequestedAt string `json:"retryRequestedAt,omitempty"`
 
@@ -130,13 +134,27 @@ type EngineStatus struct {
 
 // PendingRetryRequest returns the value of the manual-retry annotation, the one called name in
 // annotations, when it asks for a retry the engine has not handled yet. The object's API names
-// the annotation; any new value counts, and the engine echoes the value it handled in
-// RetryRequestedAt, so a client sees its request was taken once the two are equal. An empty name
+// the annotation; any new RFC 3339 time counts, and the engine echoes the value it handled in
+// RetryRequestedAt, so a client sees its request was taken once the two are equal. Any other
+// value asks for nothing, so that nothing but a short time reaches the status. An empty name
 // asks for nothing.
 func (s *EngineStatus) PendingRetryRequest(annotations map[string]string, name string) (string, bool) {
 	if name == "" {
 		return "", false
 	}
 	v := annotations[name]
-	return v, v != "" && v != s.RetryRequestedAt
+	return v, v != s.RetryRequestedAt && IsRetryRequest(v)
+}
+
+// maxRetryRequest bounds a manual-retry request, as status.retryRequestedAt does: an RFC 3339
+// time with nanoseconds and an offset has 35 characters.
+const maxRetryRequest = 64
+
+// IsRetryRequest reports whether v is a manual-retry request the engine takes: an RFC 3339 time.
+func IsRetryRequest(v string) bool {
+	if v == "" || len(v) > maxRetryRequest {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339, v)
+	return err == nil
 }
