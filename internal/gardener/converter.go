@@ -368,6 +368,9 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 		Tolerations:        b.tolerations(),
 	}
 	b.dns(&spec)
+	if err := b.checkRegistryCaches(resources(spec.DNS, tenant)); err != nil {
+		return gardencorev1beta1.ShootSpec{}, err
+	}
 	spec.Extensions, err = b.extensions(spec.DNS, kubernetes.Version, tenant)
 	if err != nil {
 		return gardencorev1beta1.ShootSpec{}, err
@@ -488,8 +491,15 @@ func (b *shootBuilder) worker(in *infrav1.Worker) (gardencorev1beta1.Worker, err
 	}
 	out.Machine.Image = machineImage(out.Machine.Image, b.opts)
 	out.MachineControllerManagerSettings = drainSettings(out.MachineControllerManagerSettings, b.opts.WorkerMachineControllerManager)
-	if b.opts.AWSIMDSv2 && b.rt.Spec.Shoot.Provider.Type == "aws" && out.ProviderConfig == nil {
-		out.ProviderConfig = rawJSON(awsWorkerConfig())
+	if err := checkControlPlanePool(b.rt, &out); err != nil {
+		return out, err
+	}
+	if b.rt.Spec.Shoot.Provider.Type == "aws" {
+		cfg, err := b.awsWorkerProviderConfig(out.Name, out.ProviderConfig)
+		if err != nil {
+			return out, err
+		}
+		out.ProviderConfig = cfg
 	}
 	if img := out.Machine.Image; img != nil && img.Version != nil {
 		if running := b.runningImageVersion(out.Name, img.Name); running != "" {
@@ -556,6 +566,9 @@ func machineImage(in *gardencorev1beta1.ShootMachineImage, opts ConvertOptions) 
 // ones with the layout upstream's shoots have.
 func (b *shootBuilder) providerConfigs(pools []gardencorev1beta1.Worker) (provider.Configs, error) {
 	in := b.rt.Spec.Shoot.Provider
+	if err := b.checkInfrastructureIDs(in.InfrastructureConfig); err != nil {
+		return provider.Configs{}, err
+	}
 	if in.InfrastructureConfig != nil && in.ControlPlaneConfig != nil {
 		return provider.Configs{Infrastructure: in.InfrastructureConfig.DeepCopy(), ControlPlane: in.ControlPlaneConfig.DeepCopy()}, nil
 	}

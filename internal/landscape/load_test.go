@@ -3,8 +3,8 @@ package landscape
 import (
 	"errors"
 	"path/filepath"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
