@@ -36,7 +36,7 @@ func upstreamShoot(s *gardencorev1beta1.Shoot) *gardencorev1beta1.Shoot {
 	})
 	if out.Spec.DNS != nil {
 		for i := range out.Spec.DNS.Providers { //nolint:staticcheck // SA1019: the provider Gardener syncs.
-			p := &out.Spec.DNS.Providers[i] //nolint:staticcheck // SA1019: as above.
+			p := &out.Spec.DNS.Providers[i]                                   //nolint:staticcheck // SA1019: as above.
 			if name := p.SecretName; name != nil && p.CredentialsRef == nil { //nolint:staticcheck // SA1019: as above.
 				p.CredentialsRef = &autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "Secret", Name: *name}
 			}

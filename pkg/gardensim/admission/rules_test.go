@@ -290,9 +290,11 @@ func TestCloudProfile(t *testing.T) {
 			want:   &refusal{code: http.StatusUnprocessableEntity, reason: "Invalid", message: `Shoot.core.gardener.cloud "c--1" is invalid: metadata.name: Invalid value: "c--1": name may not contain two consecutive hyphens`},
 		},
 		{
-			name:   "a pool hosting the control plane",
-			change: func(s *gardencorev1beta1.Shoot) { s.Spec.Provider.Workers[0].ControlPlane = &gardencorev1beta1.WorkerControlPlane{} },
-			want:   invalid(`spec.provider.workers[0].controlPlane: Forbidden: control plane worker pools are only supported for self-hosted shoots`),
+			name: "a pool hosting the control plane",
+			change: func(s *gardencorev1beta1.Shoot) {
+				s.Spec.Provider.Workers[0].ControlPlane = &gardencorev1beta1.WorkerControlPlane{}
+			},
+			want: invalid(`spec.provider.workers[0].controlPlane: Forbidden: control plane worker pools are only supported for self-hosted shoots`),
 		},
 		{
 			name:   "kubernetes 1.34 takes neither cloudProfileName nor secretBindingName",
