@@ -2,10 +2,12 @@ package gardener
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,14 +69,12 @@ func authenticationConfigMap(rt *infrav1.Runtime, opts ConvertOptions) (*corev1.
 	if oidc == nil {
 		return nil, nil
 	}
-	cfg := apiserverv1beta1.AuthenticationConfiguration{
-		TypeMeta: metav1.TypeMeta{
-			APIVersion: apiserverv1beta1.ConfigSchemeGroupVersion.String(),
-			Kind:       "AuthenticationConfiguration",
-		},
-		JWT: []apiserverv1beta1.JWTAuthenticator{jwtAuthenticator(*oidc)},
+	jwt := jwtAuthenticator(*oidc)
+	if err := refuseSystemPrefixes(jwt); err != nil {
+		return nil, fmt.Errorf("OIDC provider %s of runtime %s (spec.shoot.kubernetes.kubeAPIServer.oidcConfig or the default): %w",
+			deref(oidc.IssuerURL), rt.Name, err)
 	}
-	data, err := encodeAuthenticationConfig(cfg)
+	data, err := encodeAuthenticationConfig(authenticationConfiguration(jwt))
 	if err != nil {
 		return nil, fmt.Errorf("OIDC provider %s of runtime %s (spec.shoot.kubernetes.kubeAPIServer.oidcConfig or the default): %w",
 			deref(oidc.IssuerURL), rt.Name, err)
@@ -82,11 +82,50 @@ func authenticationConfigMap(rt *infrav1.Runtime, opts ConvertOptions) (*corev1.
 	return &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      AuthenticationConfigName(rt.Spec.Shoot.Name),
-			Namespace: opts.Namespace,
+			Name:        AuthenticationConfigName(rt.Spec.Shoot.Name),
+			Namespace:   opts.Namespace,
+			Annotations: map[string]string{AnnotationOIDCInput: oidcFingerprint(oidc)},
 		},
 		Data: map[string]string{AuthenticationConfigKey: string(data)},
 	}, nil
+}
+
+// authenticationConfiguration wraps JWT authenticators into the configuration kube-apiserver
+// reads.
+func authenticationConfiguration(jwt ...apiserverv1beta1.JWTAuthenticator) apiserverv1beta1.AuthenticationConfiguration {
+	return apiserverv1beta1.AuthenticationConfiguration{
+		TypeMeta: metav1.TypeMeta{
+			APIVersion: apiserverv1beta1.ConfigSchemeGroupVersion.String(),
+			Kind:       "AuthenticationConfiguration",
+		},
+		JWT: jwt,
+	}
+}
+
+// systemPrefix is the prefix of the names Kubernetes reserves for its own users and groups.
+const systemPrefix = "system:"
+
+// ErrSystemPrefix means an OIDC provider would map its users or groups into Kubernetes'
+// reserved system: names.
+var ErrSystemPrefix = errors.New("the system: prefix is reserved for Kubernetes' own users and groups")
+
+// systemUserRules are Kubernetes' user validation rules that refuse the reserved system:
+// usernames and groups, whatever the provider's tokens claim.
+var systemUserRules = []apiserverv1beta1.UserValidationRule{
+	{Expression: "!user.username.startsWith('system:')", Message: "username cannot use reserved system: prefix"},
+	{Expression: "user.groups.all(group, !group.startsWith('system:'))", Message: "groups cannot use reserved system: prefix"},
+}
+
+// refuseSystemPrefixes refuses a username or groups prefix in the reserved system: names.
+func refuseSystemPrefixes(jwt apiserverv1beta1.JWTAuthenticator) error {
+	m := jwt.ClaimMappings
+	if p := deref(m.Username.Prefix); strings.HasPrefix(p, systemPrefix) {
+		return fmt.Errorf("usernamePrefix %q: %w", p, ErrSystemPrefix)
+	}
+	if p := deref(m.Groups.Prefix); strings.HasPrefix(p, systemPrefix) {
+		return fmt.Errorf("groupsPrefix %q: %w", p, ErrSystemPrefix)
+	}
+	return nil
 }
 
 // encodedConfigs holds the YAML of authentication configurations already encoded and validated,
@@ -155,6 +194,7 @@ func jwtAuthenticator(in infrav1.OIDCConfig) apiserverv1beta1.JWTAuthenticator {
 			RequiredValue: in.RequiredClaims[name],
 		})
 	}
+	out.UserValidationRules = slices.Clone(systemUserRules)
 	return out
 }
 

@@ -51,7 +51,27 @@ const (
 	ExtensionRegistryCache = "registry-cache"
 	// DefaultNetworkingType is the network plugin used when the Runtime names none.
 	DefaultNetworkingType = "calico"
+	// LabelAccount carries the global account id on the Shoot, as upstream (and the provisioner
+	// before it) label shoots.
+	LabelAccount = "account"
+	// LabelSubaccount carries the subaccount id on the Shoot, as upstream labels shoots.
+	LabelSubaccount = "subaccount"
 )
+
+// cleanupGracePeriods are the annotations with which upstream shortens the grace periods of
+// Gardener's cleanup of a deleted shoot's webhooks, extended APIs and Kubernetes resources,
+// in seconds.
+var cleanupGracePeriods = map[string]string{
+	"shoot.gardener.cloud/cleanup-webhooks-finalize-grace-period-seconds":             "60",
+	"shoot.gardener.cloud/cleanup-extended-apis-finalize-grace-period-seconds":        "120",
+	"shoot.gardener.cloud/cleanup-kubernetes-resources-finalize-grace-period-seconds": "120",
+}
+
+// accountLabels maps the Shoot's account labels to the Runtime labels they are copied from.
+var accountLabels = map[string]string{
+	LabelAccount:    infrav1.LabelGlobalAccountID,
+	LabelSubaccount: infrav1.LabelSubaccountID,
+}
 
 const (
 	// cloudProfileKind is the kind of the cloud profile a Shoot references.
@@ -146,6 +166,9 @@ type ConvertOptions struct {
 	KubeAPIServerFeatureGates, KubeAPIServerRuntimeConfig, KubeletFeatureGates map[string]bool
 	// AWSIMDSv2 requires instance metadata session tokens on AWS workers.
 	AWSIMDSv2 bool
+	// WorkerMachineControllerManager holds the drain settings a worker pool gets for each
+	// field it leaves unset; nil sets none.
+	WorkerMachineControllerManager *gardencorev1beta1.MachineControllerManagerSettings
 	// CredentialsBinding names the credentials by credentialsBindingName for every Kubernetes
 	// version, not only from 1.34 on.
 	CredentialsBinding bool
@@ -288,7 +311,12 @@ func objectMeta(rt *infrav1.Runtime, opts ConvertOptions) metav1.ObjectMeta {
 			labels[key] = value
 		}
 	}
-	annotations := map[string]string{}
+	for shootLabel, runtimeLabel := range accountLabels {
+		if value, ok := rt.Labels[runtimeLabel]; ok {
+			labels[shootLabel] = value
+		}
+	}
+	annotations := maps.Clone(cleanupGracePeriods)
 	if id, ok := rt.Labels[infrav1.LabelRuntimeID]; ok {
 		annotations[AnnotationRuntimeID] = id
 	}
@@ -340,8 +368,14 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 		Tolerations:        b.tolerations(),
 	}
 	b.dns(&spec)
-	spec.Extensions = b.extensions(spec.DNS, tenant)
-	spec.Resources = resources(spec.DNS, tenant)
+	if err := b.checkRegistryCaches(resources(spec.DNS, tenant)); err != nil {
+		return gardencorev1beta1.ShootSpec{}, err
+	}
+	spec.Extensions, err = b.extensions(spec.DNS, kubernetes.Version, tenant)
+	if err != nil {
+		return gardencorev1beta1.ShootSpec{}, err
+	}
+	spec.Resources = b.resources(spec.DNS, tenant)
 	if s.Purpose != "" {
 		spec.Purpose = ptr.To(gardencorev1beta1.ShootPurpose(s.Purpose))
 	}
@@ -456,8 +490,16 @@ func (b *shootBuilder) worker(in *infrav1.Worker) (gardencorev1beta1.Worker, err
 		out.CRI.Name = gardencorev1beta1.CRINameContainerD
 	}
 	out.Machine.Image = machineImage(out.Machine.Image, b.opts)
-	if b.opts.AWSIMDSv2 && b.rt.Spec.Shoot.Provider.Type == "aws" && out.ProviderConfig == nil {
-		out.ProviderConfig = rawJSON(awsWorkerConfig())
+	out.MachineControllerManagerSettings = drainSettings(out.MachineControllerManagerSettings, b.opts.WorkerMachineControllerManager)
+	if err := checkControlPlanePool(b.rt, &out); err != nil {
+		return out, err
+	}
+	if b.rt.Spec.Shoot.Provider.Type == "aws" {
+		cfg, err := b.awsWorkerProviderConfig(out.Name, out.ProviderConfig)
+		if err != nil {
+			return out, err
+		}
+		out.ProviderConfig = cfg
 	}
 	if img := out.Machine.Image; img != nil && img.Version != nil {
 		if running := b.runningImageVersion(out.Name, img.Name); running != "" {
@@ -465,6 +507,25 @@ func (b *shootBuilder) worker(in *infrav1.Worker) (gardencorev1beta1.Worker, err
 		}
 	}
 	return out, nil
+}
+
+// drainSettings fills the pool's unset drain settings from the landscape's, as upstream does;
+// a pool's own settings win.
+func drainSettings(in, landscape *gardencorev1beta1.MachineControllerManagerSettings) *gardencorev1beta1.MachineControllerManagerSettings {
+	if landscape == nil {
+		return in
+	}
+	out := in
+	if out == nil {
+		out = &gardencorev1beta1.MachineControllerManagerSettings{}
+	}
+	if out.MaxEvictRetries == nil && landscape.MaxEvictRetries != nil {
+		out.MaxEvictRetries = ptr.To(*landscape.MaxEvictRetries)
+	}
+	if out.MachineDrainTimeout == nil && landscape.MachineDrainTimeout != nil {
+		out.MachineDrainTimeout = landscape.MachineDrainTimeout.DeepCopy()
+	}
+	return out
 }
 
 // runningImageVersion returns the image version the current shoot's pool runs, when the pool
@@ -505,6 +566,9 @@ func machineImage(in *gardencorev1beta1.ShootMachineImage, opts ConvertOptions) 
 // ones with the layout upstream's shoots have.
 func (b *shootBuilder) providerConfigs(pools []gardencorev1beta1.Worker) (provider.Configs, error) {
 	in := b.rt.Spec.Shoot.Provider
+	if err := b.checkInfrastructureIDs(in.InfrastructureConfig); err != nil {
+		return provider.Configs{}, err
+	}
 	if in.InfrastructureConfig != nil && in.ControlPlaneConfig != nil {
 		return provider.Configs{Infrastructure: in.InfrastructureConfig.DeepCopy(), ControlPlane: in.ControlPlaneConfig.DeepCopy()}, nil
 	}
@@ -581,12 +645,12 @@ func seedSelector(in infrav1.RuntimeShoot) *gardencorev1beta1.SeedSelector {
 // the OIDC service, DNS and certificates; the landscape's audit logging and ACL; the Runtime's
 // GPU and registry cache extensions. An extension the manager stops listing is removed by the
 // next server-side apply, as it owns the entry.
-func (b *shootBuilder) extensions(dns *gardencorev1beta1.DNS, tenant *AuditLogTenant) []gardencorev1beta1.Extension {
+func (b *shootBuilder) extensions(dns *gardencorev1beta1.DNS, version string, tenant *AuditLogTenant) ([]gardencorev1beta1.Extension, error) {
 	rt := b.rt
 	out := []gardencorev1beta1.Extension{
 		networkingFilter(rt.Spec.Security.Networking.Filter),
 		{Type: ExtensionOIDCService, Disabled: ptr.To(false)},
-		dnsExtension(dns),
+		dnsExtension(dns, version),
 		certExtension(),
 	}
 	if tenant != nil {
@@ -601,7 +665,7 @@ func (b *shootBuilder) extensions(dns *gardencorev1beta1.DNS, tenant *AuditLogTe
 	if caches := rt.Spec.ImageRegistryCache; len(caches) > 0 {
 		out = append(out, registryCacheExtension(caches))
 	}
-	return out
+	return b.adoptExtensions(out)
 }
 
 // registryCacheExtension configures Gardener's registry-cache extension with one cache per

@@ -110,13 +110,20 @@ func (a *AuditLog) tenant(rt *infrav1.Runtime) (*AuditLogTenant, error) {
 	return nil, nil
 }
 
+// dnsCredentialsRefVersion is the first Kubernetes version whose shoots must name their DNS
+// credentials by credentialsRef: Gardener forbids spec.dns.providers[].secretName from it on.
+const dnsCredentialsRefVersion = "1.35.0"
+
 // dns sets the custom domain <shoot>.<prefix> with the landscape's provider as primary, and
 // references the provider's Secret so the extension can read it. A shoot that exists keeps the
-// DNS it has: Gardener never changes a shoot's domain.
+// DNS it has: Gardener never changes a shoot's domain. Either way the credentials are named as
+// Gardener requires for the shoot's Kubernetes version (see dnsCredentials).
 func (b *shootBuilder) dns(spec *gardencorev1beta1.ShootSpec) {
+	version := spec.Kubernetes.Version
 	if b.current != nil {
 		if b.current.Spec.DNS != nil {
 			spec.DNS = b.current.Spec.DNS.DeepCopy()
+			dnsCredentials(spec.DNS, version)
 		}
 		return
 	}
@@ -127,45 +134,85 @@ func (b *shootBuilder) dns(spec *gardencorev1beta1.ShootSpec) {
 	domain := b.rt.Spec.Shoot.Name + "." + d.DomainPrefix
 	spec.DNS = &gardencorev1beta1.DNS{
 		Domain: &domain,
-		Providers: []gardencorev1beta1.DNSProvider{{ //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
+		Providers: []gardencorev1beta1.DNSProvider{{ //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain, and what upstream's shoots carry.
 			Domains:    &gardencorev1beta1.DNSIncludeExclude{Include: []string{domain}},
 			Primary:    ptr.To(true),
 			SecretName: ptr.To(d.SecretName),
 			Type:       ptr.To(d.ProviderType),
 		}},
 	}
+	dnsCredentials(spec.DNS, version)
 }
 
-// dnsProvider returns the shoot's primary DNS provider with a Secret, or nil.
-func dnsProvider(dns *gardencorev1beta1.DNS) *gardencorev1beta1.DNSProvider {
-	if dns == nil {
-		return nil
+// usesCredentialsRef reports whether a shoot of this Kubernetes version names its DNS
+// credentials by credentialsRef only. An empty version is Gardener's default, the newest.
+func usesCredentialsRef(version string) bool {
+	return version == "" || !versionLess(version, dnsCredentialsRefVersion)
+}
+
+// dnsCredentials names each provider's Secret as Gardener requires: below Kubernetes 1.35 by
+// secretName (Gardener adds the credentialsRef itself), from 1.35 on by credentialsRef only.
+func dnsCredentials(dns *gardencorev1beta1.DNS, version string) {
+	if !usesCredentialsRef(version) {
+		return
 	}
 	providers := dns.Providers //nolint:staticcheck // SA1019: as in dns above.
 	for i := range providers {
 		p := &providers[i]
-		if ptr.Deref(p.Primary, false) && ptr.Deref(p.SecretName, "") != "" { //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
-			return p
+		name := p.SecretName //nolint:staticcheck // SA1019: the field Gardener forbids from 1.35 on, moved to credentialsRef.
+		if name == nil {
+			continue
+		}
+		if p.CredentialsRef == nil {
+			p.CredentialsRef = &autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "Secret", Name: *name}
+		}
+		p.SecretName = nil //nolint:staticcheck // SA1019: as above.
+	}
+}
+
+// dnsProvider returns the shoot's primary DNS provider and the name of its Secret, or nil.
+func dnsProvider(dns *gardencorev1beta1.DNS) (*gardencorev1beta1.DNSProvider, string) {
+	if dns == nil {
+		return nil, ""
+	}
+	providers := dns.Providers //nolint:staticcheck // SA1019: as in dns above.
+	for i := range providers {
+		p := &providers[i]
+		if !ptr.Deref(p.Primary, false) { //nolint:staticcheck // SA1019: as in dns above.
+			continue
+		}
+		if name := ptr.Deref(p.SecretName, ""); name != "" { //nolint:staticcheck // SA1019: as in dns above.
+			return p, name
+		}
+		if ref := p.CredentialsRef; ref != nil && ref.APIVersion == "v1" && ref.Kind == "Secret" && ref.Name != "" {
+			return p, ref.Name
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // dnsExtension configures shoot-dns-service: with the shoot's primary provider replicated into
-// the shoot when it has one, and in any case synchronised from spec.dns.
-func dnsExtension(dns *gardencorev1beta1.DNS) gardencorev1beta1.Extension {
+// the shoot when it has one, and in any case synchronised from spec.dns. The provider names its
+// credentials as the extension takes them for the shoot's Kubernetes version: by secretName
+// below 1.35, by credentials (the spec.resources entry) from 1.35 on.
+func dnsExtension(dns *gardencorev1beta1.DNS, version string) gardencorev1beta1.Extension {
 	cfg := dnsConfig{
 		APIVersion:                    "service.dns.extensions.gardener.cloud/v1alpha1",
 		Kind:                          "DNSConfig",
 		SyncProvidersFromShootSpecDNS: true,
 	}
-	if p := dnsProvider(dns); p != nil {
+	if p, secret := dnsProvider(dns); p != nil {
 		cfg.DNSProviderReplication = &enabled{Enabled: true}
-		cfg.Providers = []dnsConfigProvider{{
-			Domains:    p.Domains.DeepCopy(),        //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
-			SecretName: ptr.Deref(p.SecretName, ""), //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
-			Type:       ptr.Deref(p.Type, ""),
-		}}
+		provider := dnsConfigProvider{
+			Domains: p.Domains.DeepCopy(), //nolint:staticcheck // SA1019: as in dns above.
+			Type:    ptr.Deref(p.Type, ""),
+		}
+		if usesCredentialsRef(version) {
+			provider.Credentials = secret
+		} else {
+			provider.SecretName = secret
+		}
+		cfg.Providers = []dnsConfigProvider{provider}
 	}
 	return gardencorev1beta1.Extension{Type: ExtensionDNS, ProviderConfig: rawJSON(cfg)}
 }
@@ -180,9 +227,10 @@ type dnsConfig struct {
 }
 
 type dnsConfigProvider struct {
-	Domains    *gardencorev1beta1.DNSIncludeExclude `json:"domains,omitempty"`
-	SecretName string                               `json:"secretName"`
-	Type       string                               `json:"type"`
+	Domains     *gardencorev1beta1.DNSIncludeExclude `json:"domains,omitempty"`
+	SecretName  string                               `json:"secretName,omitempty"`
+	Credentials string                               `json:"credentials,omitempty"`
+	Type        string                               `json:"type"`
 }
 
 type enabled struct {
@@ -239,8 +287,8 @@ type auditLogConfig struct {
 // tenant's credentials.
 func resources(dns *gardencorev1beta1.DNS, tenant *AuditLogTenant) []gardencorev1beta1.NamedResourceReference {
 	var out []gardencorev1beta1.NamedResourceReference
-	if p := dnsProvider(dns); p != nil {
-		out = append(out, secretReference(*p.SecretName, *p.SecretName)) //nolint:staticcheck // SA1019: the primary provider in spec.dns is how Gardener still takes a custom domain up to Kubernetes 1.34, and what upstream's shoots carry.
+	if p, secret := dnsProvider(dns); p != nil {
+		out = append(out, secretReference(secret, secret))
 	}
 	if tenant != nil {
 		out = append(out, secretReference(AuditLogCredentialsResource, tenant.SecretName))

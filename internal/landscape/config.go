@@ -107,9 +107,21 @@ func (c DNSConfig) GardenerInternal() bool {
 	return c.SecretName == "" && c.DomainPrefix == "" && c.ProviderType == ""
 }
 
-// ProviderConfig holds provider-specific settings.
+// ProviderConfig holds provider-specific settings and the settings of every worker pool.
 type ProviderConfig struct {
 	AWS AWSConfig `json:"aws"`
+	// Worker holds the machine controller manager settings of worker pools that set none.
+	Worker WorkerConfig `json:"worker"`
+}
+
+// WorkerConfig holds the drain settings every worker pool gets unless it sets its own, in
+// upstream's form: strings.
+type WorkerConfig struct {
+	// DefaultMaxEvictRetries is how often a pod eviction is retried while a node drains, a
+	// decimal integer such as "30".
+	DefaultMaxEvictRetries string `json:"defaultMaxEvictRetries,omitempty"`
+	// DefaultMachineDrainTimeout bounds a node's drain, a Go duration such as "48h".
+	DefaultMachineDrainTimeout string `json:"defaultMachineDrainTimeout,omitempty"`
 }
 
 // AWSConfig holds the settings of AWS shoots.
@@ -144,8 +156,9 @@ type AuditLogConfig struct {
 
 // MaintenanceWindowConfig locates the maintenance windows of production runtimes.
 type MaintenanceWindowConfig struct {
-	// WindowMapPath is a ConfigMap manifest whose data.config is a JSON map from region to
-	// {"begin": ..., "end": ...}; empty leaves the window to Gardener.
+	// WindowMapPath is a JSON map from region to {"begin": ..., "end": ...}, as upstream reads
+	// it, or a ConfigMap manifest whose data.config holds that map; empty leaves the window to
+	// Gardener.
 	WindowMapPath string `json:"windowMapPath,omitempty"`
 }
 

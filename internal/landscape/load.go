@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	sigsjson "sigs.k8s.io/json"
@@ -124,6 +126,7 @@ func (c Config) validate() field.ErrorList {
 		}
 	}
 	errs = append(errs, c.Converter.DNS.validate(conv.Child("dns"))...)
+	errs = append(errs, c.Converter.Provider.Worker.validate(conv.Child("provider", "worker"))...)
 	img := conv.Child("machineImage")
 	required(&errs, c.Converter.MachineImage.DefaultName, img.Child("defaultName"))
 	required(&errs, c.Converter.MachineImage.DefaultVersion, img.Child("defaultVersion"))
@@ -165,6 +168,63 @@ func (c DNSConfig) validate(path *field.Path) field.ErrorList {
 	required(&errs, c.ProviderType, path.Child("providerType"))
 	required(&errs, c.DomainPrefix, path.Child("domainPrefix"))
 	return errs
+}
+
+// validate checks the workers' drain settings: both or neither, an eviction retry count that
+// fits Gardener's int32 and is not negative, a positive drain timeout.
+func (c WorkerConfig) validate(path *field.Path) field.ErrorList {
+	if c.DefaultMaxEvictRetries == "" && c.DefaultMachineDrainTimeout == "" {
+		return nil
+	}
+	var errs field.ErrorList
+	if _, err := c.maxEvictRetries(); err != nil {
+		errs = append(errs, field.Invalid(path.Child("defaultMaxEvictRetries"), c.DefaultMaxEvictRetries, "must be a whole number such as 30"))
+	}
+	if _, err := c.drainTimeout(); err != nil {
+		errs = append(errs, field.Invalid(path.Child("defaultMachineDrainTimeout"), c.DefaultMachineDrainTimeout, "must be a positive duration such as 48h"))
+	}
+	return errs
+}
+
+// errNotPositive means a count or duration that must be positive is not.
+var errNotPositive = errors.New("not positive")
+
+// maxEvictRetries parses DefaultMaxEvictRetries.
+func (c WorkerConfig) maxEvictRetries() (int32, error) {
+	n, err := strconv.ParseInt(c.DefaultMaxEvictRetries, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("defaultMaxEvictRetries: %w", err)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("defaultMaxEvictRetries: %w", errNotPositive)
+	}
+	return int32(n), nil
+}
+
+// drainTimeout parses DefaultMachineDrainTimeout.
+func (c WorkerConfig) drainTimeout() (time.Duration, error) {
+	d, err := time.ParseDuration(c.DefaultMachineDrainTimeout)
+	if err != nil {
+		return 0, fmt.Errorf("defaultMachineDrainTimeout: %w", err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("defaultMachineDrainTimeout: %w", errNotPositive)
+	}
+	return d, nil
+}
+
+// machineControllerManager returns the settings every worker pool gets; nil when the file sets
+// none. Load validated them.
+func (c WorkerConfig) machineControllerManager() *gardencorev1beta1.MachineControllerManagerSettings {
+	retries, errR := c.maxEvictRetries()
+	timeout, errT := c.drainTimeout()
+	if errR != nil || errT != nil {
+		return nil
+	}
+	return &gardencorev1beta1.MachineControllerManagerSettings{
+		MaxEvictRetries:     &retries,
+		MachineDrainTimeout: &metav1.Duration{Duration: timeout},
+	}
 }
 
 // required adds an error when value is empty.
@@ -230,13 +290,32 @@ func loadTenants(path string) (map[string]map[string]gardener.AuditLogTenant, er
 // windowRE is Gardener's maintenance time format, HHMMSS+ZZZZ.
 var windowRE = regexp.MustCompile(`^([01]\d|2[0-3])[0-5]\d[0-5]\d[+-]\d{4}$`)
 
-// loadWindows reads the maintenance window file: a ConfigMap manifest whose data.config is a
-// JSON map from region to {"begin", "end"}.
+// loadWindows reads the maintenance window file: a JSON map from region to {"begin", "end"},
+// the form upstream reads, or a ConfigMap manifest (YAML or JSON) whose data.config holds that
+// map. A document whose kind is ConfigMap is the manifest; any other is the map.
 func loadWindows(path string) (map[string]gardencorev1beta1.MaintenanceTimeWindow, error) {
 	data, err := os.ReadFile(path) //nolint:gosec // G304: reading the file the operator names is the point.
 	if err != nil {
 		return nil, fmt.Errorf("maintenance windows: %w", err)
 	}
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return nil, &Error{Path: path, Errs: field.ErrorList{field.Invalid(field.NewPath(""), "", err.Error())}}
+	}
+	windowsJSON, root := data, field.NewPath("")
+	if head.Kind == "ConfigMap" {
+		if windowsJSON, err = configMapWindows(path, data); err != nil {
+			return nil, err
+		}
+		root = field.NewPath("data", "config")
+	}
+	return parseWindows(path, windowsJSON, root)
+}
+
+// configMapWindows returns data.config of a ConfigMap manifest.
+func configMapWindows(path string, data []byte) ([]byte, error) {
 	var cm struct {
 		Data struct {
 			Config string `json:"config"`
@@ -245,26 +324,42 @@ func loadWindows(path string) (map[string]gardencorev1beta1.MaintenanceTimeWindo
 	if err := yaml.Unmarshal(data, &cm); err != nil {
 		return nil, &Error{Path: path, Errs: field.ErrorList{field.Invalid(field.NewPath(""), "", err.Error())}}
 	}
-	cfgPath := field.NewPath("data", "config")
 	if cm.Data.Config == "" {
-		return nil, &Error{Path: path, Errs: field.ErrorList{field.Required(cfgPath, "a JSON map from region to {begin, end}")}}
+		return nil, &Error{Path: path, Errs: field.ErrorList{field.Required(field.NewPath("data", "config"), "a JSON map from region to {begin, end}")}}
 	}
-	var windows map[string]map[string]string
-	if err := json.Unmarshal([]byte(cm.Data.Config), &windows); err != nil {
-		return nil, &Error{Path: path, Errs: field.ErrorList{field.Invalid(cfgPath, "", decodeMessage(err))}}
+	return []byte(cm.Data.Config), nil
+}
+
+// windowFile is one region's window as the file holds it.
+type windowFile struct {
+	Begin string `json:"begin"`
+	End   string `json:"end"`
+}
+
+// parseWindows decodes a JSON map from region to window, refusing unknown fields, and checks
+// every time; root is where the map sits in the file, for the errors.
+func parseWindows(path string, data []byte, root *field.Path) (map[string]gardencorev1beta1.MaintenanceTimeWindow, error) {
+	var windows map[string]windowFile
+	strict, err := sigsjson.UnmarshalStrict(data, &windows)
+	if err != nil {
+		return nil, &Error{Path: path, Errs: field.ErrorList{field.Invalid(root, "", decodeMessage(err))}}
+	}
+	var errs field.ErrorList
+	for _, e := range strict {
+		errs = append(errs, field.Invalid(root, "", e.Error()))
 	}
 	out := make(map[string]gardencorev1beta1.MaintenanceTimeWindow, len(windows))
-	var errs field.ErrorList
 	for _, region := range sortedKeys(windows) {
 		w := windows[region]
-		for _, key := range []string{"begin", "end"} {
-			if !windowRE.MatchString(w[key]) {
-				errs = append(errs, field.Invalid(cfgPath.Key(region).Child(key), w[key], "must be a time such as 220000+0000"))
+		for key, value := range map[string]string{"begin": w.Begin, "end": w.End} {
+			if !windowRE.MatchString(value) {
+				errs = append(errs, field.Invalid(root.Key(region).Child(key), value, "must be a time such as 220000+0000"))
 			}
 		}
-		out[region] = gardencorev1beta1.MaintenanceTimeWindow{Begin: w["begin"], End: w["end"]}
+		out[region] = gardencorev1beta1.MaintenanceTimeWindow{Begin: w.Begin, End: w.End}
 	}
 	if len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
 		return nil, &Error{Path: path, Errs: errs}
 	}
 	return out, nil
@@ -307,14 +402,15 @@ func (l *Landscape) ConvertOptions(o Options) gardener.ConvertOptions {
 			Tenants:             l.AuditLogTenants,
 			Mandatory:           o.AuditLogMandatory,
 		},
-		Tolerations:                c.Tolerations,
-		KubeAPIServerFeatureGates:  c.Kubernetes.KubeAPIServer.FeatureGates,
-		KubeAPIServerRuntimeConfig: c.Kubernetes.KubeAPIServer.RuntimeConfig,
-		KubeletFeatureGates:        c.Kubernetes.Kubelet.FeatureGates,
-		AWSIMDSv2:                  c.Provider.AWS.EnableIMDSv2,
-		CredentialsBinding:         c.Gardener.EnableCredentialBinding,
-		DualStackDisabled:          !c.Networking.EnableDualStackIP,
-		ACL:                        o.ACL,
+		Tolerations:                    c.Tolerations,
+		KubeAPIServerFeatureGates:      c.Kubernetes.KubeAPIServer.FeatureGates,
+		KubeAPIServerRuntimeConfig:     c.Kubernetes.KubeAPIServer.RuntimeConfig,
+		KubeletFeatureGates:            c.Kubernetes.Kubelet.FeatureGates,
+		AWSIMDSv2:                      c.Provider.AWS.EnableIMDSv2,
+		WorkerMachineControllerManager: c.Provider.Worker.machineControllerManager(),
+		CredentialsBinding:             c.Gardener.EnableCredentialBinding,
+		DualStackDisabled:              !c.Networking.EnableDualStackIP,
+		ACL:                            o.ACL,
 	}
 	// Validated by Load.
 	out.MaxTokenExpiration, _ = time.ParseDuration(c.Kubernetes.KubeAPIServer.MaxTokenExpiration)

@@ -3,11 +3,13 @@ package landscape
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
@@ -49,6 +51,26 @@ func TestLoadRealistic(t *testing.T) {
 	if l.ACLConfigMapName() != "kim-acl-ips" {
 		t.Errorf("ACL ConfigMap = %q", l.ACLConfigMapName())
 	}
+	mcm := c.WorkerMachineControllerManager
+	if mcm == nil || ptr.Deref(mcm.MaxEvictRetries, 0) != 30 || mcm.MachineDrainTimeout == nil || mcm.MachineDrainTimeout.Duration != 48*time.Hour {
+		t.Errorf("workers' drain settings = %+v", mcm)
+	}
+}
+
+// TestLoadWindowForms reads the maintenance windows in upstream's plain map and in the
+// ConfigMap manifest, which must give the same windows.
+func TestLoadWindowForms(t *testing.T) {
+	plain, err := loadWindows(filepath.Join(dir, "maintenance-windows.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := loadWindows(filepath.Join(dir, "maintenance-windows.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain) != 3 || !reflect.DeepEqual(plain, manifest) {
+		t.Errorf("plain map %+v, manifest %+v: want the same three windows", plain, manifest)
+	}
 }
 
 // TestLoadMinimal reads a configuration with only the required fields: Gardener's DNS, no
@@ -78,6 +100,9 @@ func TestLoadRefuses(t *testing.T) {
 		{"wrong-type.json", "field converter.provider.aws.enableIMDSv2: cannot take a JSON string, it must be a bool", ""},
 		{"partial-dns.json", "converter.dns.providerType: Required value", ""},
 		{"bad-tenant.json", "aws[eu-central-1].secretName: Required value", "tenants-without-secret.json"},
+		{"bad-drain.json", `converter.provider.worker.defaultMaxEvictRetries: Invalid value: "thirty"`, ""},
+		{"unknown-worker-field.json", `unknown field "converter.provider.worker.defaultMaxEvictRetry"`, ""},
+		{"bad-window.json", `[eu-central-1].begin: Invalid value: "25:00"`, "windows-bad-time.json"},
 		{"does-not-exist.json", "no such file", ""},
 	}
 	for _, tt := range tests {

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -34,10 +33,6 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 		return fsm.Next(StepApplyShoot)
 	}
 	labelForRuntime(cm, rt)
-	ac, err := applyConfiguration(cm)
-	if err != nil {
-		return fsm.Fail(err)
-	}
 	shoot, err := s.currentShoot(ctx, rt)
 	if err != nil {
 		return fsm.Fail(err)
@@ -46,7 +41,7 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 		// Without its shoot (read from the shoot cache, no request) the Runtime is being created:
 		// its ConfigMap is almost always missing, so it is applied without being read first, one
 		// Gardener request instead of two while a landscape provisions at the rate limit.
-		return s.applyAuthenticationConfigMap(ctx, cm.Name, ac)
+		return s.applyAuthenticationConfigMap(ctx, cm)
 	}
 	current := &corev1.ConfigMap{}
 	switch err := s.Garden.Get(ctx, client.ObjectKeyFromObject(cm), current); {
@@ -56,26 +51,38 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 	case gardenOwner(current, rt) != "":
 		return fsm.Fail(takenError(current, rt))
 	default:
-		// What counts in the ConfigMap is its data: equal data is enough, so one upstream wrote is
-		// taken over without a write (its labels follow with the next change of the data).
+		// A ConfigMap that exists keeps its users' names: its username and groups prefixes stay
+		// until the Runtime's OIDC settings change.
+		if cm, err = gardener.KeepLivePrefixes(cm, current); err != nil {
+			return fsm.Fail(fmt.Errorf("convert runtime: %w", err))
+		}
+		// What counts in the ConfigMap is its data and the OIDC settings it was written for:
+		// equal ones are enough (its labels follow with the next change).
 		if sameConfigMap(cm, current) && !patchForced(rt) {
 			return fsm.Next(StepApplyShoot)
 		}
 	}
-	return s.applyAuthenticationConfigMap(ctx, cm.Name, ac)
+	return s.applyAuthenticationConfigMap(ctx, cm)
 }
 
 // applyAuthenticationConfigMap writes the ConfigMap with a server-side apply and moves on.
-func (s steps) applyAuthenticationConfigMap(ctx context.Context, name string, ac *unstructured.Unstructured) fsm.Outcome {
+func (s steps) applyAuthenticationConfigMap(ctx context.Context, cm *corev1.ConfigMap) fsm.Outcome {
+	ac, err := applyConfiguration(cm)
+	if err != nil {
+		return fsm.Fail(err)
+	}
 	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fsm.Fail(fmt.Errorf("apply authentication configuration %s: %w", name, err))
+		return fsm.Fail(fmt.Errorf("apply authentication configuration %s: %w", cm.Name, err))
 	}
 	return fsm.Next(StepApplyShoot)
 }
 
-// sameConfigMap reports whether current has want's data.
+// sameConfigMap reports whether current has want's data and was written for the same OIDC
+// settings.
 func sameConfigMap(want, current *corev1.ConfigMap) bool {
-	return maps.Equal(want.Data, current.Data) && maps.EqualFunc(want.BinaryData, current.BinaryData, bytes.Equal)
+	key := gardener.AnnotationOIDCInput
+	return maps.Equal(want.Data, current.Data) && maps.EqualFunc(want.BinaryData, current.BinaryData, bytes.Equal) &&
+		want.Annotations[key] == current.Annotations[key]
 }
 
 // ownerLabels are the labels that tie an object the controller writes to its Runtime.

@@ -18,12 +18,18 @@ import (
 // the case says the Runtime is being created.
 func TestApplyAuthentication(t *testing.T) {
 	// authConfig returns the ConfigMap in the garden as the step would write it for rt, with
-	// data, labelled with the Runtime when labelled.
-	authConfig := func(rt *infrav1.Runtime, data string, labelled bool) *corev1.ConfigMap {
+	// data; when labelled, as the manager wrote it: labelled with the Runtime and marked with
+	// the OIDC settings it was written for. Without, as upstream wrote it.
+	authConfig := func(t *testing.T, rt *infrav1.Runtime, data string, labelled bool) *corev1.ConfigMap {
 		cm := &corev1.ConfigMap{Data: map[string]string{gardener.AuthenticationConfigKey: data}}
 		cm.Name, cm.Namespace = gardener.AuthenticationConfigName(rt.Spec.Shoot.Name), testProject
 		if labelled {
 			cm.Labels = ownerLabels(rt)
+			want, err := gardener.AuthenticationConfigMap(rt, convertOptions(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm.Annotations = want.Annotations
 		}
 		return cm
 	}
@@ -87,36 +93,37 @@ func TestApplyAuthentication(t *testing.T) {
 		{
 			name: "a Runtime being created writes over a ConfigMap a lost reply left", creating: true,
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
-				return []client.Object{authConfig(rt, rendered(t, rt), true)}
+				return []client.Object{authConfig(t, rt, rendered(t, rt), true)}
 			},
 			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
 			name: "a re-check with the same data writes nothing", reads: 1,
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
-				return []client.Object{authConfig(rt, rendered(t, rt), true)}
+				return []client.Object{authConfig(t, rt, rendered(t, rt), true)}
 			},
 			want: "Next(ApplyShoot)", exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
-			name: "a ConfigMap upstream wrote with the same data is taken over without a write", reads: 1,
+			// Once, so that a later change of the Runtime's OIDC settings can be told apart.
+			name: "a ConfigMap upstream wrote with the same data is marked with the OIDC settings it is taken over for", reads: 1,
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
-				return []client.Object{authConfig(rt, rendered(t, rt), false)}
+				return []client.Object{authConfig(t, rt, rendered(t, rt), false)}
 			},
-			want: "Next(ApplyShoot)", exists: true, labelled: false, issuer: runtimeIssuer,
+			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
 			name:  "a forced patch writes the same data again",
 			setup: func(_ *world, rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationForcePatch: "true"} },
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
-				return []client.Object{authConfig(rt, rendered(t, rt), false)}
+				return []client.Object{authConfig(t, rt, rendered(t, rt), false)}
 			},
 			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
 			name: "other data is replaced",
 			others: func(_ *testing.T, rt *infrav1.Runtime) []client.Object {
-				return []client.Object{authConfig(rt, "an older configuration", true)}
+				return []client.Object{authConfig(t, rt, "an older configuration", true)}
 			},
 			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
@@ -157,7 +164,7 @@ func TestApplyAuthentication(t *testing.T) {
 					t.Errorf("read the ConfigMap %d times, want %d", got, tt.reads)
 				}
 			}
-			cm := authConfig(rt, "", false)
+			cm := authConfig(t, rt, "", false)
 			if absent := w.absent(w.garden, cm); absent == tt.exists {
 				t.Fatalf("ConfigMap %s exists %t, want %t", cm.Name, !absent, tt.exists)
 			}

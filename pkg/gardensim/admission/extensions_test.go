@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -113,13 +114,32 @@ func TestDNSServiceWebhooks(t *testing.T) {
 		}
 	}
 	const providers = `{"apiVersion":"service.dns.extensions.gardener.cloud/v1alpha1","kind":"DNSConfig","providers":[{"secretName":"%s","type":"%s"}],"syncProvidersFromShootSpecDNS":false}`
+	const credentials = `{"apiVersion":"service.dns.extensions.gardener.cloud/v1alpha1","kind":"DNSConfig","providers":[{"credentials":"%s","type":"aws-route53"}],"syncProvidersFromShootSpecDNS":false}`
+	const neither = `{"apiVersion":"service.dns.extensions.gardener.cloud/v1alpha1","kind":"DNSConfig","providers":[{"type":"aws-route53"}],"syncProvidersFromShootSpecDNS":false}`
+	// onlyCredentialsRef names the DNS provider's credentials by credentialsRef only, as shoots
+	// from Kubernetes 1.35 on must (the simulated cloud profiles offer no 1.35 yet).
+	onlyCredentialsRef := func(s *gardencorev1beta1.Shoot) {
+		p := &s.Spec.DNS.Providers[0]                                                                                                       //nolint:staticcheck // SA1019: the deprecated provider under test.
+		p.SecretName, p.CredentialsRef = nil, &autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "Secret", Name: dnsSecret} //nolint:staticcheck // SA1019: as above.
+	}
 	runCases(t, []admissionCase{
 		{name: "providers synced from spec.dns", change: landscape, env: landscapeObjects},
 		{name: "a provider with a secret of spec.resources", change: on(landscape, dns(sprintf(providers, dnsSecret, "aws-route53"))), env: landscapeObjects},
 		{
 			name: "a provider whose secret is no named resource", change: on(landscape, dns(sprintf(providers, "other", "aws-route53"))), env: landscapeObjects,
-			want: forbidden(dnsDenied + `spec.extensions.[@.type='shoot-dns-service'].providerConfig[0].secretName: Invalid value: "other": secret name is not defined as named resource references at 'spec.resources'`),
+			want: forbidden(dnsDenied + `spec.extensions.[@.type='shoot-dns-service'].providerConfig[0].secretName: Invalid value: "other": secretName is not defined as named resource references at 'spec.resources'`),
 		},
+		{name: "a provider with credentials of spec.resources", change: on(landscape, dns(sprintf(credentials, dnsSecret))), env: landscapeObjects},
+		{
+			name: "a provider whose credentials are no named resource", change: on(landscape, dns(sprintf(credentials, "other"))), env: landscapeObjects,
+			want: forbidden(dnsDenied + `spec.extensions.[@.type='shoot-dns-service'].providerConfig[0].credentials: Invalid value: "other": credentials is not defined as named resource references at 'spec.resources'`),
+		},
+		{
+			name: "a provider without secretName or credentials", change: on(landscape, dns(neither)), env: landscapeObjects,
+			want: forbidden(dnsDenied + `[spec.extensions.[@.type='shoot-dns-service'].providerConfig[0].secretName: Invalid value: "": either secretName or credentials must be provided, ` +
+				`spec.extensions.[@.type='shoot-dns-service'].providerConfig[0].credentials: Invalid value: "": either secretName or credentials must be provided]`),
+		},
+		{name: "providers synced from a spec.dns with only credentialsRef", change: on(landscape, onlyCredentialsRef), env: landscapeObjects},
 		{
 			name: "an unsupported provider type", change: on(landscape, dns(sprintf(providers, dnsSecret, "route66"))), env: landscapeObjects,
 			want: forbidden(dnsDenied + `spec.extensions.[@.type='shoot-dns-service'].providerConfig[0].type: Invalid value: "route66": unsupported provider type. Valid types are: ` +

@@ -146,9 +146,14 @@ func mutateDNSService(shoot *gardencorev1beta1.Shoot) (*dnsServiceView, error) {
 	}
 	for _, p := range v1DNSProviders(shoot.Spec.DNS) {
 		np := dnsv1alpha1.DNSProvider{Type: p.Type}
-		if secret := p.SecretName; secret != nil { //nolint:staticcheck // SA1019: the mutator still reads the deprecated secretName.
+		switch secret := p.SecretName; { //nolint:staticcheck // SA1019: the mutator still reads the deprecated secretName.
+		case secret != nil:
 			np.SecretName = ptr.To(dnsServiceType + "-" + *secret)
 			view.resources = append(view.resources, *np.SecretName)
+		case p.CredentialsRef != nil:
+			// From Kubernetes 1.35 on the provider has only its credentialsRef.
+			np.Credentials = ptr.To(dnsServiceType + "-" + p.CredentialsRef.Name)
+			view.resources = append(view.resources, *np.Credentials)
 		}
 		view.providers = append(view.providers, np)
 	}
@@ -169,7 +174,7 @@ func dnsServiceMutates(shoot *gardencorev1beta1.Shoot) bool {
 // validateDNSService mirrors the shoot-dns-service validator
 // (pkg/admission/validator and pkg/apis/service/validation): its
 // providerConfig must decode, and each provider needs a supported type and a
-// secretName that names an entry of spec.resources.
+// secretName or credentials that names an entry of spec.resources.
 func (c *check) validateDNSService() error {
 	_, ext := enabledExtension(c.shoot.Spec.Extensions, dnsServiceType)
 	if ext == nil {
@@ -211,12 +216,26 @@ func validateDNSServiceProviders(providers []dnsv1alpha1.DNSProvider, resources 
 		case !slices.Contains(dnsServiceProviderTypes, *p.Type):
 			errs = append(errs, field.Invalid(pp.Child("type"), *p.Type, "unsupported provider type. Valid types are: "+strings.Join(dnsServiceProviderTypes, ", ")))
 		}
-		switch {
-		case ptr.Deref(p.SecretName, "") == "":
-			errs = append(errs, field.Required(pp.Child("secretName"), "secret name is required"))
-		case !slices.Contains(resources, *p.SecretName):
-			errs = append(errs, field.Invalid(pp.Child("secretName"), *p.SecretName, "secret name is not defined as named resource references at 'spec.resources'"))
-		}
+		errs = append(errs, validateDNSServiceCredentials(p, resources, pp)...)
+	}
+	return errs
+}
+
+// validateDNSServiceCredentials mirrors the extension's check of a
+// provider's credentials: secretName or credentials, each naming an entry of
+// spec.resources.
+func validateDNSServiceCredentials(p dnsv1alpha1.DNSProvider, resources []string, path *field.Path) field.ErrorList {
+	secret, creds := ptr.Deref(p.SecretName, ""), ptr.Deref(p.Credentials, "")
+	if secret == "" && creds == "" {
+		const msg = "either secretName or credentials must be provided"
+		return field.ErrorList{field.Invalid(path.Child("secretName"), "", msg), field.Invalid(path.Child("credentials"), "", msg)}
+	}
+	var errs field.ErrorList
+	if secret != "" && !slices.Contains(resources, secret) {
+		errs = append(errs, field.Invalid(path.Child("secretName"), secret, "secretName is not defined as named resource references at 'spec.resources'"))
+	}
+	if creds != "" && !slices.Contains(resources, creds) {
+		errs = append(errs, field.Invalid(path.Child("credentials"), creds, "credentials is not defined as named resource references at 'spec.resources'"))
 	}
 	return errs
 }

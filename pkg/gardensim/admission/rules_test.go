@@ -285,6 +285,18 @@ func TestCloudProfile(t *testing.T) {
 			},
 		},
 		{
+			name:   "a name with two consecutive hyphens",
+			change: func(s *gardencorev1beta1.Shoot) { s.Name = "c--1" },
+			want:   &refusal{code: http.StatusUnprocessableEntity, reason: "Invalid", message: `Shoot.core.gardener.cloud "c--1" is invalid: metadata.name: Invalid value: "c--1": name may not contain two consecutive hyphens`},
+		},
+		{
+			name: "a pool hosting the control plane",
+			change: func(s *gardencorev1beta1.Shoot) {
+				s.Spec.Provider.Workers[0].ControlPlane = &gardencorev1beta1.WorkerControlPlane{}
+			},
+			want: invalid(`spec.provider.workers[0].controlPlane: Forbidden: control plane worker pools are only supported for self-hosted shoots`),
+		},
+		{
 			name:   "kubernetes 1.34 takes neither cloudProfileName nor secretBindingName",
 			change: func(s *gardencorev1beta1.Shoot) { s.Spec.Kubernetes.Version = "1.34.1" },
 			want: invalid(`[spec.cloudProfileName: Forbidden: for Kubernetes version >= 1.34, cloudProfileName field is no longer supported, use spec.cloudProfile.name instead, ` +

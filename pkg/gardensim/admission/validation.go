@@ -3,6 +3,7 @@ package admission
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	gardencore "github.com/gardener/gardener/pkg/apis/core"
@@ -37,7 +38,18 @@ func (c *check) validate() field.ErrorList {
 func validateShoot(s *gardencore.Shoot) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, apivalidation.ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))...)
+	errs = append(errs, validateNameConsecutiveHyphens(s.Name, field.NewPath("metadata", "name"))...)
 	return append(errs, validateSpec(&s.Spec, field.NewPath("spec"))...)
+}
+
+// validateNameConsecutiveHyphens: Gardener derives the names of a shoot's
+// technical namespace and DNS records from its name, so it refuses two
+// hyphens in a row, which a DNS label allows.
+func validateNameConsecutiveHyphens(name string, path *field.Path) field.ErrorList {
+	if strings.Contains(name, "--") {
+		return field.ErrorList{field.Invalid(path, name, "name may not contain two consecutive hyphens")}
+	}
+	return nil
 }
 
 // validateSpec mirrors the checks of ValidateShootSpec, in its order.
@@ -118,6 +130,11 @@ func validateWorker(w gardencore.Worker, k gardencore.Kubernetes, path *field.Pa
 		errs = append(errs, field.Required(path.Child("machine", "type"), "must specify a machine type"))
 	}
 	errs = append(errs, validateMachineImage(w.Machine.Image, path.Child("machine", "image"))...)
+	if w.ControlPlane != nil {
+		// A pool hosting the shoot's own control plane makes it a self-hosted shoot, which
+		// gardenadm creates; a shoot whose control plane runs on a seed cannot have one.
+		errs = append(errs, field.Forbidden(path.Child("controlPlane"), "control plane worker pools are only supported for self-hosted shoots"))
+	}
 	if w.Minimum < 0 {
 		errs = append(errs, field.Invalid(path.Child("minimum"), w.Minimum, "minimum value must not be negative"))
 	}

@@ -45,6 +45,9 @@ type DNSProvider struct {
 	Domains *DNSIncludeExclude `json:"domains,omitempty"`
 	// SecretName names the spec.resources entry with the credentials.
 	SecretName *string `json:"secretName,omitempty"`
+	// Credentials names the spec.resources entry with the credentials, a
+	// Secret or a WorkloadIdentity; the alternative to SecretName.
+	Credentials *string `json:"credentials,omitempty"`
 	// Type is the DNS provider type.
 	Type *string `json:"type,omitempty"`
 	// Zones are the hosted zones the provider includes and excludes.

@@ -1,0 +1,89 @@
+package gardener
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// A shoot the manager takes over (upstream's, or its own from an earlier version) changes only
+// where the Runtime asks for something different from what the shoot has. The functions here
+// keep what the render would otherwise rewrite without a reason: the order of the shoot's
+// extensions and resources, and the parts of an extension's providerConfig the manager does
+// not set.
+
+// adoptExtensions orders the rendered extensions as the live shoot lists them, new ones last
+// in the render's order, and merges the DNS extension's providerConfig with the live one.
+func (b *shootBuilder) adoptExtensions(out []gardencorev1beta1.Extension) ([]gardencorev1beta1.Extension, error) {
+	if b.current == nil {
+		return out, nil
+	}
+	live := b.current.Spec.Extensions
+	for i := range out {
+		if out[i].Type != ExtensionDNS {
+			continue
+		}
+		if j := slices.IndexFunc(live, func(e gardencorev1beta1.Extension) bool { return e.Type == ExtensionDNS }); j >= 0 {
+			out[i].ProviderConfig = mergeDNSConfig(live[j].ProviderConfig, out[i].ProviderConfig)
+		}
+	}
+	return orderLike(out, live, func(e gardencorev1beta1.Extension) string { return e.Type }), nil
+}
+
+// resources lists the Secrets the Shoot's extensions read, in the live shoot's order.
+func (b *shootBuilder) resources(dns *gardencorev1beta1.DNS, tenant *AuditLogTenant) []gardencorev1beta1.NamedResourceReference {
+	out := resources(dns, tenant)
+	if b.current == nil {
+		return out
+	}
+	name := func(r gardencorev1beta1.NamedResourceReference) string { return r.Name }
+	return orderLike(out, b.current.Spec.Resources, name)
+}
+
+// orderLike returns items in the order live holds them, by key; items live lacks follow in
+// their own order.
+func orderLike[T any](items, live []T, key func(T) string) []T {
+	if len(live) == 0 || len(items) < 2 {
+		return items
+	}
+	rank := func(item T) int {
+		if i := slices.IndexFunc(live, func(l T) bool { return key(l) == key(item) }); i >= 0 {
+			return i
+		}
+		return len(live)
+	}
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(a, b T) int { return rank(a) - rank(b) })
+	return out
+}
+
+// mergeDNSConfig merges the DNS extension's providerConfig the manager renders into the one
+// the live shoot holds: the live one's fields stay (dnsProviderReplication, say, which
+// upstream sets and the manager would otherwise drop), the manager's own fields win. The
+// providers stay the live ones while the extension synchronises them from spec.dns: its
+// mutating webhook rewrote them, and rewrites them again after every write. A live
+// providerConfig that is not a JSON object is replaced.
+func mergeDNSConfig(live, rendered *runtime.RawExtension) *runtime.RawExtension {
+	if live == nil || len(live.Raw) == 0 || rendered == nil {
+		return rendered
+	}
+	var base, ours map[string]any
+	if json.Unmarshal(live.Raw, &base) != nil || base == nil || json.Unmarshal(rendered.Raw, &ours) != nil {
+		return rendered
+	}
+	_, liveProviders := base["providers"]
+	for k, v := range ours {
+		if k == "providers" && liveProviders && ours["syncProvidersFromShootSpecDNS"] == true {
+			continue
+		}
+		base[k] = v
+	}
+	if reflect.DeepEqual(base, ours) {
+		// Nothing to keep: the render's own bytes, so a render is stable on its own shoot.
+		return rendered
+	}
+	return rawJSON(base)
+}
