@@ -13,13 +13,17 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
+// ReasonInvalidJWKS is the reason of the terminal failure of a Runtime whose OIDC key set (jwks)
+// is not a JWK set: admission checks only its shape, since CEL does not parse JSON.
+const ReasonInvalidJWKS = "InvalidJWKS"
+
 // ReasonRuntimeIDTaken is the reason of the terminal failure of a Runtime whose runtime id
 // belongs to another Runtime.
 const ReasonRuntimeIDTaken = "RuntimeIDTaken"
 
-// initialise checks the labels the other steps rely on, checks that the runtime id and the
-// shoot name are the Runtime's own, and adds the finalizer, so a Runtime is never deleted before its shoot. A
-// Runtime adopted from upstream has its finalizer replaced by this controller's in the same
+// initialise checks the labels the other steps rely on and the OIDC key sets. It checks that the
+// runtime id and the shoot name are the Runtime's own, and adds the finalizer, so a Runtime is
+// never deleted before its shoot. A Runtime adopted from upstream has its finalizer replaced by this controller's in the same
 // update, so it is never without one. A Runtime whose runtime id or shoot belongs to another
 // fails before it gets the finalizer or writes anything.
 func (s steps) initialise(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
@@ -27,6 +31,9 @@ func (s steps) initialise(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		if rt.Labels[l] == "" {
 			return fsm.Fail(retry.Terminal("MissingLabel", fmt.Errorf("label %s is missing", l)))
 		}
+	}
+	if errs := rt.ValidateJWKS(); len(errs) > 0 {
+		return fsm.Fail(retry.Terminal(ReasonInvalidJWKS, errs.ToAggregate()))
 	}
 	if err := s.claimRuntimeID(ctx, rt); err != nil {
 		return fsm.Fail(err)
