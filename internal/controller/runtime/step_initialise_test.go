@@ -65,9 +65,11 @@ func TestInitialise(t *testing.T) {
 			want:   "Fail(MissingLabel: label " + infrav1.LabelGlobalAccountID + " is missing)", class: retry.ClassTerminal, reason: "MissingLabel",
 		},
 		{
-			name:   "a key set that is not a JWK set is the user's to fix, before the finalizer",
-			change: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig.JWKS = []byte(`{"keys":[{"kty":"RSA","n":"AQAB"}]}`) },
-			want:   "Fail(InvalidJWKS: spec.shoot.kubernetes.kubeAPIServer.oidcConfig.jwks", class: retry.ClassTerminal, reason: ReasonInvalidJWKS,
+			name: "a key set that is not a JWK set is the user's to fix, before the finalizer",
+			change: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig.JWKS = []byte(`{"keys":[{"kty":"RSA","n":"AQAB"}]}`)
+			},
+			want: "Fail(InvalidJWKS: spec.shoot.kubernetes.kubeAPIServer.oidcConfig.jwks", class: retry.ClassTerminal, reason: ReasonInvalidJWKS,
 		},
 		{
 			name:   "a runtime id an older Runtime claims is taken, before the finalizer",
