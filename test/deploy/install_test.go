@@ -52,7 +52,7 @@ func TestInstallIsAccepted(t *testing.T) {
 		})
 	}
 	want := map[string]int{
-		"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+		"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
 		"ServiceAccount": 1, "Role": 1, "RoleBinding": 1, "ClusterRole": 2, "ClusterRoleBinding": 1,
 		"Deployment": 1, "PodDisruptionBudget": 1, "Service": 1, "ServiceMonitor": 1, "PrometheusRule": 1,
 	}
