@@ -71,7 +71,7 @@ func SecretName(runtimeID string) string { return "kubeconfig-" + runtimeID }
 // Secrets carry and other components find kubeconfigs by.
 var runtimeLabels = []string{
 	infrav1.LabelInstanceID, infrav1.LabelRuntimeID, infrav1.LabelBrokerPlanID, infrav1.LabelBrokerPlanName,
-	infrav1.LabelGlobalAccountID, infrav1.LabelSubaccountID, infrav1.LabelKymaName, infrav1.LabelRegion,
+	infrav1.LabelGlobalAccountID, infrav1.LabelSubaccountID, infrav1.LabelKymaName,
 }
 
 // secretLabels are the labels of the kubeconfig Secret of gc, held by rt: a fixed list, with
@@ -80,6 +80,7 @@ var runtimeLabels = []string{
 func secretLabels(gc *infrav1.GardenerCluster, rt *infrav1.Runtime) map[string]string {
 	labels := map[string]string{
 		infrav1.LabelShootName:      rt.Spec.Shoot.Name,
+		infrav1.LabelRegion:         rt.Spec.Shoot.Region,
 		infrav1.LabelKymaManagedBy:  ManagedBy,
 		infrav1.LabelKymaInternal:   "true",
 		infrav1.LabelClusterName:    gc.Name,

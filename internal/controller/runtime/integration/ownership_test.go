@@ -10,6 +10,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,8 +26,9 @@ import (
 // for the shoot of a Ready runtime (so fetching the kubeconfig would succeed): one in another
 // namespace (labelled as the manager labels its own, so only the namespace refuses it), one in
 // the GardenerCluster's namespace without labels, and one the manager created for another
-// GardenerCluster. Each GardenerCluster ends Failed as a terminal error naming its Secret, and
-// each Secret is exactly as it was.
+// GardenerCluster. The one outside the namespace ends Failed as a terminal error naming its
+// Secret; the two others, which no Runtime holds, wait for one and are never served. Each Secret
+// is exactly as it was.
 func TestKubeconfigSecretIsConfined(t *testing.T) {
 	ctx := t.Context()
 	rt := newRuntime(t, "confined-1")
@@ -38,6 +40,7 @@ func TestKubeconfigSecretIsConfined(t *testing.T) {
 	managed := func(cluster string) map[string]string {
 		return map[string]string{infrav1.LabelKymaManagedBy: gardenercluster.ManagedBy, infrav1.LabelClusterName: cluster}
 	}
+	// A GardenerCluster no Runtime holds is not served (reason "" below): it waits, saying why.
 	cases := []struct {
 		cluster string
 		secret  *corev1.Secret
@@ -45,9 +48,9 @@ func TestKubeconfigSecretIsConfined(t *testing.T) {
 	}{
 		{cluster: "gc-outside", reason: gardenercluster.ReasonSecretOutsideNamespace, secret: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 			Namespace: elsewhere, Name: "kubeconfig-outside", Labels: managed("gc-outside")}}},
-		{cluster: "gc-unlabelled", reason: gardenercluster.ReasonSecretNotOwned, secret: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		{cluster: "gc-unlabelled", secret: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 			Namespace: rt.Namespace, Name: "someones-secret"}}},
-		{cluster: "gc-other", reason: gardenercluster.ReasonSecretNotOwned, secret: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		{cluster: "gc-other", secret: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 			Namespace: rt.Namespace, Name: "kubeconfig-of-another", Labels: managed("another-cluster")}}},
 	}
 	before := map[string]*corev1.Secret{}
@@ -81,14 +84,18 @@ func TestKubeconfigSecretIsConfined(t *testing.T) {
 			if err := env.Client.Get(ctx, key, gc); err != nil {
 				return false, err
 			}
-			return gc.Status.State == infrav1.StateFailed || gc.Status.State == infrav1.StateReady, nil
+			return gc.Status.State == infrav1.StateFailed || gc.Status.State == infrav1.StateReady || notHeld(gc), nil
 		})
 		if err != nil {
 			t.Errorf("GardenerCluster %s: %v; status %+v", c.cluster, err, gc.Status)
 			continue
 		}
 		secretName := c.secret.Namespace + "/" + c.secret.Name
-		if r := gc.Status.Retry; gc.Status.State != infrav1.StateFailed || r == nil || r.Reason != c.reason || r.Class != "Terminal" ||
+		if c.reason == "" {
+			if !notHeld(gc) {
+				t.Errorf("GardenerCluster %s: status %+v, want it waiting for a Runtime to hold it", c.cluster, gc.Status)
+			}
+		} else if r := gc.Status.Retry; gc.Status.State != infrav1.StateFailed || r == nil || r.Reason != c.reason || r.Class != "Terminal" ||
 			!strings.Contains(r.Message, secretName) {
 			t.Errorf("GardenerCluster %s: state %s, retry record %+v; want Failed with the terminal reason %s naming %s",
 				c.cluster, gc.Status.State, gc.Status.Retry, c.reason, secretName)
@@ -100,6 +107,12 @@ func TestKubeconfigSecretIsConfined(t *testing.T) {
 			t.Errorf("Secret %s was written: before %+v, after %+v", secretName, was, after)
 		}
 	}
+}
+
+// notHeld reports whether gc waits because no Runtime holds it.
+func notHeld(gc *infrav1.GardenerCluster) bool {
+	ready := meta.FindStatusCondition(gc.Status.Conditions, "Ready")
+	return ready != nil && strings.Contains(ready.Message, "No Runtime holds this GardenerCluster")
 }
 
 // TestRuntimeIDBelongsToTheFirstRuntime creates three Runtimes with one runtime id, back to back
