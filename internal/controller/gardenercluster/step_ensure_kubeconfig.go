@@ -59,33 +59,11 @@ const NotHeldPoll = 5 * time.Minute
 // step fails for good and writes nothing.
 func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fsm.Outcome {
 	ref := gc.Spec.Kubeconfig.Secret
-	if err := outsideNamespace(gc); err != nil {
-		return fsm.Fail(err)
+	w, stop := k.observe(ctx, gc)
+	if stop != nil {
+		return *stop
 	}
-	rt, why, err := k.holder(ctx, gc)
-	if err != nil {
-		return fsm.Fail(err)
-	}
-	if rt == nil {
-		return fsm.Wait(NotHeldPoll, "No Runtime holds this GardenerCluster ("+why+"): no kubeconfig is written until one does")
-	}
-	secret := &corev1.Secret{}
-	err = k.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fsm.Fail(fmt.Errorf("get secret %s: %w", ref.Name, err))
-	}
-	if err == nil {
-		if err := notOwned(gc, secret); err != nil {
-			return fsm.Fail(err)
-		}
-	}
-	uid, err := k.Kubeconfigs.ShootUID(ctx, gc.Spec.Shoot.Name)
-	if apierrors.IsNotFound(err) {
-		return fsm.Wait(NotHeldPoll, "Shoot "+gc.Spec.Shoot.Name+" does not exist: no kubeconfig can be issued for it")
-	}
-	if err != nil {
-		return fsm.Fail(err)
-	}
+	secret, uid := w.secret, w.uid
 	now := k.Clock.Now()
 	cur := readStored(secret, ref.Key)
 	_, forced := gc.Annotations[infrav1.AnnotationForceKubeconfigRotation]
@@ -100,7 +78,7 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 	}
 	secret.Name, secret.Namespace = ref.Name, ref.Namespace
 	issued := stored{present: true, issued: now, expires: expires, shoot: gc.Spec.Shoot.Name, uid: uid}
-	if err := k.store(ctx, secret, ref.Key, kubeconfig, issued, secretLabels(gc, rt)); err != nil {
+	if err := k.store(ctx, secret, ref.Key, kubeconfig, issued, secretLabels(gc, w.holder)); err != nil {
 		return fsm.Fail(err)
 	}
 	if forced {
@@ -112,6 +90,49 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 	gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: expires}
 	gc.Status.KubeconfigRotatedAt = &metav1.Time{Time: now}
 	return fsm.DoneUntil(k.rotateAt(issued).Sub(now))
+}
+
+// world is what ensure reads before it decides: the Runtime that holds the GardenerCluster, its
+// kubeconfig Secret (empty when missing) and the uid of its shoot.
+type world struct {
+	holder *infrav1.Runtime
+	secret *corev1.Secret
+	uid    types.UID
+}
+
+// observe reads the world of gc. A non-nil outcome ends the step there: a Secret outside the
+// namespace or not the manager's, no Runtime that holds gc, no shoot, or a failed read.
+func (k kubeconfigs) observe(ctx context.Context, gc *infrav1.GardenerCluster) (world, *fsm.Outcome) {
+	stop := func(o fsm.Outcome) (world, *fsm.Outcome) { return world{}, &o }
+	ref := gc.Spec.Kubeconfig.Secret
+	if err := outsideNamespace(gc); err != nil {
+		return stop(fsm.Fail(err))
+	}
+	rt, why, err := k.holder(ctx, gc)
+	if err != nil {
+		return stop(fsm.Fail(err))
+	}
+	if rt == nil {
+		return stop(fsm.Wait(NotHeldPoll, "No Runtime holds this GardenerCluster ("+why+"): no kubeconfig is written until one does"))
+	}
+	secret := &corev1.Secret{}
+	err = k.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return stop(fsm.Fail(fmt.Errorf("get secret %s: %w", ref.Name, err)))
+	}
+	if err == nil {
+		if err := notOwned(gc, secret); err != nil {
+			return stop(fsm.Fail(err))
+		}
+	}
+	uid, err := k.Kubeconfigs.ShootUID(ctx, gc.Spec.Shoot.Name)
+	if apierrors.IsNotFound(err) {
+		return stop(fsm.Wait(NotHeldPoll, "Shoot "+gc.Spec.Shoot.Name+" does not exist: no kubeconfig can be issued for it"))
+	}
+	if err != nil {
+		return stop(fsm.Fail(err))
+	}
+	return world{holder: rt, secret: secret, uid: uid}, nil
 }
 
 // outsideNamespace refuses a Secret outside the GardenerCluster's own namespace. Whoever may
