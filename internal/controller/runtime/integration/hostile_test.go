@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	clientretry "k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -144,7 +145,7 @@ func TestHostileManifests(t *testing.T) {
 			o.ClientAuthentication = &gardencorev1beta1.OpenIDConnectClientAuthentication{Secret: ptr.To("hunter2")}
 		}), want: rejected{"spec.shoot.kubernetes.kubeAPIServer.oidcConfig.clientAuthentication"}},
 		{name: "offline keys for the main provider", runtime: mainOIDC(func(o *infrav1.OIDCConfig) { o.JWKS = []byte(tiny) }),
-			want: rejected{"spec.shoot.kubernetes.kubeAPIServer"}},
+			want: rejected{"spec.shoot.kubernetes.kubeAPIServer.oidcConfig.jwks"}},
 		{name: "signing algorithm none", runtime: mainOIDC(func(o *infrav1.OIDCConfig) { o.SigningAlgs = []string{"none"} }),
 			want: rejected{"spec.shoot.kubernetes.kubeAPIServer.oidcConfig.signingAlgs[0]"}},
 		// Additional OIDC providers.
@@ -359,12 +360,15 @@ func (hc *hostileCase) write(t *testing.T, i int) {
 	if hc.err != nil || hc.update == nil {
 		return
 	}
-	fresh := &infrav1.Runtime{}
-	if hc.err = env.Client.Get(ctx, client.ObjectKeyFromObject(hc.rt), fresh); hc.err != nil {
-		return
-	}
-	hc.update(fresh)
-	hc.err = env.Client.Update(ctx, fresh)
+	// The manager writes the Runtime too: a conflict re-reads it and tries again.
+	hc.err = clientretry.RetryOnConflict(clientretry.DefaultRetry, func() error {
+		fresh := &infrav1.Runtime{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(hc.rt), fresh); err != nil {
+			return err
+		}
+		hc.update(fresh)
+		return env.Client.Update(ctx, fresh)
+	})
 }
 
 // verify asserts the case's expectation.
@@ -380,6 +384,7 @@ func (hc *hostileCase) verify(t *testing.T) {
 		if !strings.Contains(hc.err.Error(), want.field) {
 			t.Errorf("the refusal does not name %s: %v", want.field, hc.err)
 		}
+		t.Logf("refused: %v", hc.err)
 	case failed:
 		if hc.err != nil {
 			t.Fatalf("not admitted: %v", hc.err)
@@ -401,6 +406,9 @@ func (hc *hostileCase) verify(t *testing.T) {
 		}
 		if want.also != nil {
 			want.also(t, rt)
+		}
+		if r != nil {
+			t.Logf("failed: %s: %s", r.Reason, r.Message)
 		}
 	case handled:
 		if hc.err != nil {
