@@ -73,17 +73,20 @@ type hostileCase struct {
 	afterReady func(t *testing.T, rt *infrav1.Runtime)
 	// object returns a manifest other than a Runtime (a GardenerCluster).
 	object func() client.Object
+	// plant, when set, returns a Secret someone else creates before the Runtime.
+	plant func(t *testing.T, rt *infrav1.Runtime) *corev1.Secret
 	// dryRun creates the manifest with dry run only: the API server answers with the object as
 	// it would store it.
 	dryRun bool
 	// want is the one expectation of the case.
 	want expectation
 
-	// rt is the created Runtime, obj the created object (or the dry-run answer), err the
-	// answer of the API server to the manifest (or to update).
-	rt  *infrav1.Runtime
-	obj client.Object
-	err error
+	// rt is the created Runtime, obj the created object (or the dry-run answer), planted the
+	// created Secret of plant, err the answer of the API server to the manifest (or to update).
+	rt      *infrav1.Runtime
+	obj     client.Object
+	planted *corev1.Secret
+	err     error
 }
 
 // TestHostileManifests writes hostile or careless manifests, Runtimes, GardenerClusters and
@@ -106,6 +109,7 @@ func TestHostileManifests(t *testing.T) {
 
 	// Servers named by hostile kubeconfigs: no request may reach them.
 	execTrap, fileTrap, tokenTrap, insecureTrap, plainTrap := newTrap(t, true), newTrap(t, true), newTrap(t, true), newTrap(t, true), newTrap(t, false)
+	squatTrap := newTrap(t, true)
 	tiny := `{"keys":[{"kty":"RSA","use":"sig","alg":"RS256","kid":"k1","n":"AQAB","e":"AQAB"}]}`
 
 	cases := []*hostileCase{
@@ -268,6 +272,8 @@ func TestHostileManifests(t *testing.T) {
 		}, want: handled{check: waitsAndLeavesSecretTo(g1)}},
 		{name: "GardenerCluster with extra labels for its Secret", runtime: func(*infrav1.Runtime) {}, afterReady: labelGardenerCluster,
 			want: handled{check: secretWithoutExtraLabels}},
+		{name: "kubeconfig Secret planted under a new runtime's name, labelled with its shoot", runtime: func(*infrav1.Runtime) {},
+			plant: plantedKubeconfig(squatTrap), want: handled{check: plantIgnored(squatTrap)}},
 		{name: "Runtime with a field the schema lacks", dryRun: true, object: func() client.Object {
 			return withUnknownField(t, awsRuntime(t, "hx-unknown"))
 		}, want: handled{check: unknownFieldDropped}},
@@ -339,6 +345,13 @@ func (hc *hostileCase) write(t *testing.T, i int) {
 		hc.rt = awsRuntime(t, fmt.Sprintf("hx-%02d", i))
 		hc.runtime(hc.rt)
 		hc.obj = hc.rt
+		if hc.plant != nil {
+			hc.planted = hc.plant(t, hc.rt)
+			if err := env.Client.Create(ctx, hc.planted); err != nil {
+				t.Fatalf("plant Secret %s: %v", hc.planted.Name, err)
+			}
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), hc.planted) })
+		}
 	} else {
 		hc.obj = hc.object()
 	}
@@ -556,27 +569,35 @@ func (tr *trap) untouched(t *testing.T, _ *infrav1.Runtime) {
 	}
 }
 
+// kubeconfigFor returns a kubeconfig with inline credentials for the trap's server, edited by
+// edit.
+func kubeconfigFor(t *testing.T, tr *trap, edit func(*clientcmdapi.Cluster, *clientcmdapi.AuthInfo)) []byte {
+	t.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cluster := &clientcmdapi.Cluster{Server: tr.srv.URL}
+	if tr.srv.TLS != nil {
+		cluster.CertificateAuthorityData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tr.srv.Certificate().Raw})
+	}
+	auth := &clientcmdapi.AuthInfo{Token: "stolen"}
+	if edit != nil {
+		edit(cluster, auth)
+	}
+	cfg.Clusters["hostile"], cfg.AuthInfos["hostile"] = cluster, auth
+	cfg.Contexts["hostile"] = &clientcmdapi.Context{Cluster: "hostile", AuthInfo: "hostile"}
+	cfg.CurrentContext = "hostile"
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // overwriteKubeconfig replaces the kubeconfig in rt's Secret, keeping its labels and
 // annotations, by one for the trap's server edited by edit, and asks for a manual retry.
 func overwriteKubeconfig(tr *trap, edit func(*clientcmdapi.Cluster, *clientcmdapi.AuthInfo)) func(*testing.T, *infrav1.Runtime) {
 	return func(t *testing.T, rt *infrav1.Runtime) {
 		t.Helper()
-		cfg := clientcmdapi.NewConfig()
-		cluster := &clientcmdapi.Cluster{Server: tr.srv.URL}
-		if tr.srv.TLS != nil {
-			cluster.CertificateAuthorityData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tr.srv.Certificate().Raw})
-		}
-		auth := &clientcmdapi.AuthInfo{Token: "stolen"}
-		if edit != nil {
-			edit(cluster, auth)
-		}
-		cfg.Clusters["hostile"], cfg.AuthInfos["hostile"] = cluster, auth
-		cfg.Contexts["hostile"] = &clientcmdapi.Context{Cluster: "hostile", AuthInfo: "hostile"}
-		cfg.CurrentContext = "hostile"
-		data, err := clientcmd.Write(*cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := kubeconfigFor(t, tr, edit)
 		secret := readSecret(t, client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]})
 		secret.Data[runtimectrl.KubeconfigKey] = data
 		if err := env.Client.Update(t.Context(), secret); err != nil {
@@ -699,5 +720,52 @@ func statusIgnored(t *testing.T, hc *hostileCase) {
 	}
 	if rt.Status.State != "" || rt.Status.ProvisioningCompleted {
 		t.Errorf("the API server would store the status the creator wrote: %+v", rt.Status)
+	}
+}
+
+// plantedKubeconfig returns a Secret someone else creates under the name of rt's kubeconfig
+// Secret before rt exists: no label of the manager, but rt's shoot-name label, and a kubeconfig
+// with inline credentials for the trap's server.
+func plantedKubeconfig(tr *trap) func(*testing.T, *infrav1.Runtime) *corev1.Secret {
+	return func(t *testing.T, rt *infrav1.Runtime) *corev1.Secret {
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID],
+				Labels: map[string]string{infrav1.LabelShootName: rt.Spec.Shoot.Name}},
+			Data: map[string][]byte{runtimectrl.KubeconfigKey: kubeconfigFor(t, tr, nil)},
+		}
+	}
+}
+
+// plantIgnored: the planted Secret is not the manager's, so its GardenerCluster fails without
+// writing it, the runtime never reaches the planted server and is not Ready on it, and the
+// Secret stays as planted.
+func plantIgnored(tr *trap) func(*testing.T, *hostileCase) {
+	return func(t *testing.T, hc *hostileCase) {
+		gc := &infrav1.GardenerCluster{}
+		key := client.ObjectKey{Namespace: hc.rt.Namespace, Name: hc.rt.Labels[infrav1.LabelRuntimeID]}
+		err := testenv.Eventually(t.Context(), 2*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+			if err := env.Client.Get(ctx, key, gc); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			return gc.Status.State == infrav1.StateFailed || gc.Status.State == infrav1.StateReady, nil
+		})
+		if err != nil {
+			t.Fatalf("GardenerCluster %s: %v; status %+v", key.Name, err, gc.Status)
+		}
+		if r := gc.Status.Retry; gc.Status.State != infrav1.StateFailed || r == nil || r.Reason != gardenercluster.ReasonSecretNotOwned {
+			t.Errorf("GardenerCluster %s: state %s, retry record %+v; want Failed with %s", key.Name, gc.Status.State, r, gardenercluster.ReasonSecretNotOwned)
+		}
+		rt := waitForRuntime(t, hc.rt, 3*time.Minute, "Failed or Ready", func(rt *infrav1.Runtime) bool {
+			return rt.Status.State == infrav1.StateFailed || rt.Status.State == infrav1.StateReady
+		})
+		if rt.Status.State == infrav1.StateReady {
+			t.Errorf("%s is Ready on a kubeconfig the manager did not write", rt.Name)
+		}
+		t.Logf("runtime %s: state %s, retry record %+v", rt.Name, rt.Status.State, rt.Status.Retry)
+		tr.untouched(t, rt)
+		s := readSecret(t, client.ObjectKeyFromObject(hc.planted))
+		if s.ResourceVersion != hc.planted.ResourceVersion || !reflect.DeepEqual(s.Data, hc.planted.Data) || !reflect.DeepEqual(s.Labels, hc.planted.Labels) {
+			t.Errorf("the planted Secret was written: labels %v", s.Labels)
+		}
 	}
 }
