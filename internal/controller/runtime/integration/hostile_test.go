@@ -598,7 +598,16 @@ func overwriteKubeconfig(tr *trap, edit func(*clientcmdapi.Cluster, *clientcmdap
 	return func(t *testing.T, rt *infrav1.Runtime) {
 		t.Helper()
 		data := kubeconfigFor(t, tr, edit)
-		secret := readSecret(t, client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]})
+		key := client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]}
+		secret := readSecret(t, key)
+		// The kubeconfig is rotated about 6s after it was issued here (managerOptions); a
+		// rotation right after the overwrite would hide it from the manager, so a kubeconfig
+		// close to its rotation is overwritten after that rotation.
+		if issued, err := time.Parse(time.RFC3339, secret.Annotations[gardenercluster.AnnotationIssuedAt]); err != nil || time.Since(issued) > 3*time.Second {
+			secret = waitForSecret(t, key, "a rotation", func(s *corev1.Secret) bool {
+				return s.Annotations[gardenercluster.AnnotationIssuedAt] != secret.Annotations[gardenercluster.AnnotationIssuedAt]
+			})
+		}
 		secret.Data[runtimectrl.KubeconfigKey] = data
 		if err := env.Client.Update(t.Context(), secret); err != nil {
 			t.Fatal(err)
