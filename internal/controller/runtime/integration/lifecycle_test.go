@@ -40,6 +40,8 @@ var (
 	garden client.Client
 	// managerClient is the running manager's own client, which reads through its caches.
 	managerClient client.Client
+	// managerDone is closed when the manager of these tests stops: it never does while they run.
+	managerDone <-chan struct{}
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -117,6 +119,7 @@ func startManager() (func(), error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	managerDone = done
 	go func() {
 		defer close(done)
 		if err := mgr.Start(ctx); err != nil {
