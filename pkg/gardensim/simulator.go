@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	securityv1alpha1 "github.com/gardener/gardener/pkg/apis/security/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -22,11 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admin"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/cloudprofiles"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/controllerregistrations"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/garden"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/shootcluster"
@@ -36,7 +37,7 @@ import (
 // concurrent use; Stop ends it.
 type Simulator struct {
 	opts     options
-	cp       *controlplane.ControlPlane
+	cp       *garden.Garden
 	garden   *rest.Config
 	client   client.Client
 	faults   *fault.Injector
@@ -90,7 +91,13 @@ func (s *Simulator) start(ctx context.Context) error {
 		return err
 	}
 	s.garden, s.client = s.cp.Config, s.cp.Client
-	if err := createProjects(ctx, s.client, s.opts.projects); err != nil {
+	if err := createProjects(ctx, s.client, s.opts.projects, s.opts.tolerations); err != nil {
+		return err
+	}
+	if err := createSecretBindings(ctx, s.client, s.opts.projects, s.opts.secretBindings); err != nil {
+		return err
+	}
+	if err := createDefaultDomain(ctx, s.client, s.opts.defaultDomain); err != nil {
 		return err
 	}
 	profiles, err := cloudprofiles.Read()
@@ -149,7 +156,6 @@ func (s *Simulator) startController(ctx context.Context, scheme *runtime.Scheme)
 		lifecycle.WithOperationDuration(s.opts.operationDuration),
 		lifecycle.WithRetryDelay(s.opts.errorRetryDelay),
 		lifecycle.WithProgressInterval(s.opts.progressInterval),
-		lifecycle.WithDefaultDomain(s.opts.defaultDomain),
 		lifecycle.WithEventRecorder(mgr.GetEventRecorder("gardener-scheduler")),
 		lifecycle.WithSeeds(lifecycle.SeedsFunc(func(ctx context.Context) ([]gardencorev1beta1.Seed, error) {
 			list := &gardencorev1beta1.SeedList{}
@@ -177,7 +183,6 @@ func (s *Simulator) startProxy() error {
 		proxy.WithFaults(s.faults),
 		proxy.WithRequestLog(s.requests),
 		proxy.WithKubeconfigs(s.pool),
-		proxy.WithDefaultDomain(s.opts.defaultDomain),
 		proxy.WithLogger(s.opts.log.WithName("proxy")))
 	if err != nil {
 		return fmt.Errorf("build front proxy: %w", err)
@@ -249,6 +254,9 @@ func newScheme() (*runtime.Scheme, error) {
 	}
 	if err := gardencorev1beta1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("register Gardener types: %w", err)
+	}
+	if err := securityv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("register Gardener security types: %w", err)
 	}
 	return scheme, nil
 }

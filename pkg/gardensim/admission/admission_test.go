@@ -44,7 +44,7 @@ func runCases(t *testing.T, cases []admissionCase) {
 			if provider == "" {
 				provider = "aws"
 			}
-			req := admission.Request{Operation: admission.Create, New: admissiontest.ValidShoot(provider, "c-1", ns), User: "kim", DefaultDomain: tc.domain}
+			req := admission.Request{Operation: admission.Create, New: admissiontest.ValidShoot(provider, "c-1", ns)}
 			if tc.old != nil {
 				req.Operation = admission.Update
 				req.Old = admissiontest.ValidShoot(provider, "c-1", ns)
@@ -89,7 +89,7 @@ func TestValidShootsAreAdmitted(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			env := admissiontest.NewEnv()
 			shoot := admissiontest.ValidShoot(p, "c-1", ns)
-			got, err := admission.Admit(t.Context(), env, admission.Request{Operation: admission.Create, New: shoot, User: "kim"})
+			got, err := admission.Admit(t.Context(), env, admission.Request{Operation: admission.Create, New: shoot})
 			if err != nil {
 				t.Fatalf("create refused: %v", err)
 			}
