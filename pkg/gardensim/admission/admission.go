@@ -9,8 +9,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Operation is the kind of write being admitted.
@@ -54,12 +52,6 @@ type Request struct {
 	// New is the shoot as the write would store it.
 	New *gardencorev1beta1.Shoot
 }
-
-// shootKind and shootsResource name shoots in Gardener's errors.
-var (
-	shootKind      = schema.GroupKind{Group: gardencorev1beta1.GroupName, Kind: "Shoot"}
-	shootsResource = gardencorev1beta1.Resource("shoots")
-)
 
 // Admit runs the webhooks that gardener-apiserver calls but that are not Gardener's API
 // server's own code, on a shoot that gardener-apiserver has already defaulted, mutated,
@@ -119,8 +111,6 @@ type check struct {
 	op      Operation
 	now     time.Time
 	profile *gardencorev1beta1.CloudProfile
-	// defaultDomain is the garden's default DNS domain; empty if none.
-	defaultDomain string
 	// dnsService is the shoot-dns-service configuration its mutator
 	// leaves; nil if it leaves the shoot's.
 	dnsService *dnsServiceView
@@ -157,14 +147,4 @@ func internal(s *gardencorev1beta1.Shoot) (*gardencorev1beta1.Shoot, *gardencore
 		return nil, nil, apierrors.NewInternalError(fmt.Errorf("convert shoot %s: %w", s.Name, err))
 	}
 	return v1, out, nil
-}
-
-// forbidden is the 403 of a validating or mutating admission plugin.
-func forbidden(name string, err error) error {
-	return apierrors.NewForbidden(shootsResource, name, err)
-}
-
-// forbiddenList is forbidden with the plugin's aggregated field errors.
-func forbiddenList(name string, errs field.ErrorList) error {
-	return forbidden(name, errs.ToAggregate())
 }

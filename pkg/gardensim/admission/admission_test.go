@@ -27,7 +27,6 @@ type admissionCase struct {
 	old      func(*gardencorev1beta1.Shoot)             // changes the stored shoot; nil admits a Create
 	change   func(*gardencorev1beta1.Shoot)             // changes the new shoot
 	env      func(*admissiontest.Env)                   // changes the environment
-	domain   string                                     // the garden's default DNS domain; none if empty
 	want     *refusal                                   // expected refusal; nil admits
 	check    func(*testing.T, *gardencorev1beta1.Shoot) // checks the admitted shoot, if set
 }
@@ -99,18 +98,4 @@ func TestValidShootsAreAdmitted(t *testing.T) {
 			}
 		})
 	}
-}
-
-// updateRequest is an update of a valid aws shoot.
-func updateRequest(old, change func(*gardencorev1beta1.Shoot)) admission.Request {
-	req := admission.Request{Operation: admission.Update, Old: admissiontest.ValidShoot("aws", "c-1", ns), New: admissiontest.ValidShoot("aws", "c-1", ns)}
-	req.Old.ResourceVersion, req.New.ResourceVersion = "7", "7"
-	old(req.Old)
-	change(req.New)
-	return req
-}
-
-func admitWith(t *testing.T, req admission.Request) (*gardencorev1beta1.Shoot, error) {
-	t.Helper()
-	return admission.Admit(t.Context(), admissiontest.NewEnv(), req)
 }

@@ -6,8 +6,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admission/admissiontest"
 )
 
 // withExtension lists one more extension.
@@ -15,18 +13,6 @@ func withExtension(typ, config string, disabled bool) func(*gardencorev1beta1.Sh
 	return func(s *gardencorev1beta1.Shoot) {
 		s.Spec.Extensions = append(s.Spec.Extensions, extension(typ, config, disabled))
 	}
-}
-
-// containerRuntime gives the pool containerd with the runtime.
-func containerRuntime(typ string) func(*gardencorev1beta1.Shoot) {
-	return func(s *gardencorev1beta1.Shoot) {
-		s.Spec.Provider.Workers[0].CRI = &gardencorev1beta1.CRI{Name: gardencorev1beta1.CRINameContainerD, ContainerRuntimes: []gardencorev1beta1.ContainerRuntime{{Type: typ}}}
-	}
-}
-
-// unregister takes the extension type's registration away.
-func unregister(typ string) func(*admissiontest.Env) {
-	return func(e *admissiontest.Env) { e.Unregister(typ) }
 }
 
 // TestACLWebhook covers the acl extension's validation of its

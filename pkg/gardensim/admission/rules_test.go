@@ -29,10 +29,6 @@ func forbidden(message string) *refusal {
 	return &refusal{code: http.StatusForbidden, reason: "Forbidden", message: message}
 }
 
-func invalid(message string) *refusal {
-	return &refusal{code: http.StatusUnprocessableEntity, reason: "Invalid", message: invalidShoot + message}
-}
-
 func infra(raw string) func(*gardencorev1beta1.Shoot) {
 	return func(s *gardencorev1beta1.Shoot) {
 		s.Spec.Provider.InfrastructureConfig = &runtime.RawExtension{Raw: []byte(raw)}

@@ -295,7 +295,7 @@ func waitHealthy(ctx context.Context, p *subprocess.Process, url string, ca []by
 		resp, err := hc.Do(req)
 		if err != nil {
 			last = err
-			return false, nil
+			return false, nil //nolint:nilerr // Not serving yet: poll again; the last error is reported on timeout.
 		}
 		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
@@ -355,14 +355,14 @@ func waitServed(ctx context.Context, cfg *rest.Config, c client.Client) error {
 		for _, gv := range GroupVersions {
 			if _, err := dc.ServerResourcesForGroupVersion(gv.String()); err != nil {
 				last = err
-				return false, nil
+				return false, nil //nolint:nilerr // Not discoverable yet: poll again; the last error is reported on timeout.
 			}
 		}
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "core.gardener.cloud", Version: "v1beta1", Kind: "ShootList"})
 		if err := c.List(ctx, list, client.Limit(1)); err != nil {
 			last = err
-			return false, nil
+			return false, nil //nolint:nilerr // Not served yet: poll again; the last error is reported on timeout.
 		}
 		return true, nil
 	})
