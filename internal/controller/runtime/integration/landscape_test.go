@@ -174,6 +174,7 @@ func TestEUAccessOutsideTheEUIsRefused(t *testing.T) {
 	rt.Name, rt.Spec.Shoot.Name = "eu-access-us", "eu-access-us"
 	rt.Labels[infrav1.LabelShootName], rt.Labels[infrav1.LabelRuntimeID] = rt.Name, "rid-"+rt.Name
 	withOfferedVersion(rt)
+	rt.Spec.Shoot.SecretBindingName = "hyperscaler" // upstream's placeholder "hyperscaler secret" is no valid name; the simulated garden has "hyperscaler".
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}

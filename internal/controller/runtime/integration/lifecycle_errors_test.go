@@ -52,6 +52,7 @@ func awsRuntime(t *testing.T, name string) *infrav1.Runtime {
 	rt.Labels[infrav1.LabelShootName] = name
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + name
 	withOfferedVersion(rt)
+	rt.Spec.Shoot.SecretBindingName = "hyperscaler" // upstream's placeholder "hyperscaler secret" is no valid name; the simulated garden has "hyperscaler".
 	return rt
 }
 

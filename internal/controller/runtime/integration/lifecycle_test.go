@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -23,6 +26,7 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
@@ -54,7 +58,13 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second)); err != nil {
+	tolerations, err := landscapeTolerations()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
+		gardensim.WithAllowedTolerations(tolerations...)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -74,6 +84,25 @@ func run(m *testing.M) int {
 	}
 	defer stop()
 	return m.Run()
+}
+
+// landscapeTolerations returns every toleration the landscape of these tests gives shoots, in
+// any region: the test project allows them, as a real landscape configures its project, since
+// Gardener's ShootTolerationRestriction refuses a shoot toleration its project does not allow.
+func landscapeTolerations() ([]gardencorev1beta1.Toleration, error) {
+	l, err := landscape.Load(managerOptions().ConverterConfig)
+	if err != nil {
+		return nil, fmt.Errorf("load landscape: %w", err)
+	}
+	var out []gardencorev1beta1.Toleration
+	for _, region := range slices.Sorted(maps.Keys(l.Config.Converter.Tolerations)) {
+		for _, tol := range l.Config.Converter.Tolerations[region] {
+			if !slices.ContainsFunc(out, func(o gardencorev1beta1.Toleration) bool { return equality.Semantic.DeepEqual(o, tol) }) {
+				out = append(out, tol)
+			}
+		}
+	}
+	return out, nil
 }
 
 // upstreamArgs are arguments upstream's Deployment passes its manager; the manager of these
@@ -189,6 +218,7 @@ func createFixture(t *testing.T, file string) *infrav1.Runtime {
 	}
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + rt.Name
 	withOfferedVersion(rt)
+	rt.Spec.Shoot.SecretBindingName = "hyperscaler" // upstream's placeholder "hyperscaler secret" is no valid name; the simulated garden has "hyperscaler".
 	withEUAccessInTheEU(rt)
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
