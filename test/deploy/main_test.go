@@ -87,7 +87,14 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second)); err != nil {
+	l, err := landscape.Load(converterConfig())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// The project allows the landscape's tolerations, as a real landscape configures it.
+	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
+		gardensim.WithAllowedTolerations(l.AllTolerations()...)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

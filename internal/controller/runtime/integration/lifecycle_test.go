@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +14,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -94,15 +91,7 @@ func landscapeTolerations() ([]gardencorev1beta1.Toleration, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load landscape: %w", err)
 	}
-	var out []gardencorev1beta1.Toleration
-	for _, region := range slices.Sorted(maps.Keys(l.Config.Converter.Tolerations)) {
-		for _, tol := range l.Config.Converter.Tolerations[region] {
-			if !slices.ContainsFunc(out, func(o gardencorev1beta1.Toleration) bool { return equality.Semantic.DeepEqual(o, tol) }) {
-				out = append(out, tol)
-			}
-		}
-	}
-	return out, nil
+	return l.AllTolerations(), nil
 }
 
 // upstreamArgs are arguments upstream's Deployment passes its manager; the manager of these
