@@ -106,7 +106,7 @@ func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot,
 	// extensions'.
 	for _, step := range []func(context.Context) error{
 		c.referenceManager, c.extensionValidator, c.shootDNS, c.shootValidator,
-		c.auditPolicyWebhook, c.authenticationWebhook, c.providerWebhook, c.extensionWebhooks,
+		c.auditPolicyWebhook, c.authenticationWebhook, c.extensionWebhooks,
 	} {
 		if err := step(ctx); err != nil {
 			return nil, err
