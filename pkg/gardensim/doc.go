@@ -30,9 +30,12 @@
 // be registered), ShootDNS (422) and ShootValidator (403: against the
 // CloudProfiles, access restrictions included; 500 for an unknown profile)
 // plugins; then the audit-policies and authentication-configuration webhooks
-// (422), the providers' validation webhooks (403) and those of the acl and
-// shoot-dns-service extensions (403). An admitted request goes through
-// unchanged, and what Gardener's mutating admission adds (defaulted versions
+// (422) and those of the acl and shoot-dns-service extensions (403). The
+// provider extensions' own shoot validators (aws, azure, gcp, openstack,
+// alicloud, built into bin/gardener) run as a validating webhook of the
+// garden API server (package providerwebhook, 403), which it calls for the
+// dry run too, so that their refusal comes before the others above. An
+// admitted request goes through unchanged, and what Gardener's mutating admission adds (defaulted versions
 // and images, a dropped default domain, the primary DNS provider, DNS
 // credentials synced into credentialsRef) is written after it. Updates of a
 // ConfigMap that a shoot uses for its audit policy or structured

@@ -32,8 +32,6 @@ var (
 	garden client.Client
 	// server runs the webhook binaries.
 	server *providerwebhook.Server
-	// startedIn is how long the binaries took to serve.
-	startedIn time.Duration
 )
 
 func TestMain(m *testing.M) {
@@ -78,7 +76,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "start webhooks:", err)
 		return 1
 	}
-	startedIn = time.Since(began)
+	startedIn := time.Since(began)
+	fmt.Fprintf(os.Stderr, "provider webhooks served %s after their start\n", startedIn.Round(time.Millisecond))
 	defer func() { _ = server.Stop() }()
 	if err := providerwebhook.Register(ctx, garden, server.Configuration(), namespace); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -67,9 +68,12 @@ const registerTimeout = 30 * time.Second
 
 // Register creates or replaces cfg on the garden and returns once the API
 // server calls every webhook of it. It tells so by a dry-run create, in
-// namespace, of a shoot of each type whose CloudProfile does not exist,
-// which every extension refuses (403) and the garden's own rules do not
-// reach: a configuration is in force only a while after it was written.
+// namespace, of a shoot of each type without infrastructureConfig whose
+// CloudProfile does not exist, which every extension refuses (403, or 422
+// from alicloud) and the CRD-served garden otherwise admits: a configuration
+// is in force only a while after it was written. A garden with Gardener's own
+// validation refuses this probe before it calls a webhook, so such a garden
+// needs a probe that passes Gardener's validation.
 func Register(ctx context.Context, c client.Client, cfg *admissionregistrationv1.ValidatingWebhookConfiguration, namespace string) error {
 	existing := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 	err := c.Get(ctx, client.ObjectKeyFromObject(cfg), existing)
@@ -121,13 +125,22 @@ func waitInForce(ctx context.Context, c client.Client, providerType, namespace s
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, registerTimeout, true, func(ctx context.Context) (bool, error) {
 		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		if apierrors.IsForbidden(err) {
-			return true, nil
-		}
 		if err == nil {
-			err = errors.New("the probe shoot was admitted")
+			last = errors.New("the probe shoot was admitted")
+			return false, nil
 		}
-		last = err
+		if st := apierrors.APIStatus(nil); errors.As(err, &st) {
+			// A refusal of the extension: 403, or 422 where it answers with
+			// its field errors (alicloud).
+			if code := st.Status().Code; code == http.StatusForbidden || code == http.StatusUnprocessableEntity {
+				return true, nil
+			}
+			last = err
+			return false, nil
+		}
+		if last == nil {
+			last = err
+		}
 		return false, nil
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,14 +43,19 @@ func Path(providerType string) string { return "/webhooks/validate/" + providerT
 // Main parses the flags, installs the schemes into the manager's scheme
 // and serves the providers until the context ends.
 func Main(ctx context.Context, schemes []func(*runtime.Scheme) error, providers ...Provider) error {
+	// A flag set of its own: controller-runtime registers --kubeconfig on
+	// the global one.
+	flags := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
 	var (
-		kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the garden (CloudProfiles, bindings, Secrets)")
-		host       = flag.String("host", "127.0.0.1", "address to listen on")
-		port       = flag.Int("port", 9443, "HTTPS port")
-		certDir    = flag.String("cert-dir", "", "directory holding tls.crt and tls.key")
-		verbose    = flag.Bool("v", false, "log every decision")
+		kubeconfig = flags.String("kubeconfig", "", "kubeconfig of the garden (CloudProfiles, bindings, Secrets)")
+		host       = flags.String("host", "127.0.0.1", "address to listen on")
+		port       = flags.Int("port", 9443, "HTTPS port")
+		certDir    = flags.String("cert-dir", "", "directory holding tls.crt and tls.key")
+		verbose    = flags.Bool("v", false, "log every decision")
 	)
-	flag.Parse()
+	if err := flags.Parse(os.Args[1:]); err != nil {
+		return fmt.Errorf("flags: %w", err)
+	}
 	log.SetLogger(zap.New(zap.UseDevMode(*verbose)))
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
