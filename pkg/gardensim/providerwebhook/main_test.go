@@ -128,10 +128,10 @@ func seed(ctx context.Context, c client.Client) error {
 		if err := c.Create(ctx, secret); err != nil {
 			return fmt.Errorf("create secret %s: %w", secret.Name, err)
 		}
-		binding := &gardencorev1beta1.SecretBinding{
+		binding := &gardencorev1beta1.SecretBinding{ //nolint:staticcheck // SA1019: admissiontest.ValidShoot names the deprecated binding, as shoots below Kubernetes 1.34 may.
 			ObjectMeta: metav1.ObjectMeta{Name: "sb-" + p, Namespace: namespace},
 			SecretRef:  corev1.SecretReference{Name: secret.Name, Namespace: namespace},
-			Provider:   &gardencorev1beta1.SecretBindingProvider{Type: p},
+			Provider:   &gardencorev1beta1.SecretBindingProvider{Type: p}, //nolint:staticcheck // SA1019: as above.
 		}
 		if err := c.Create(ctx, binding); err != nil {
 			return fmt.Errorf("create secret binding %s: %w", binding.Name, err)

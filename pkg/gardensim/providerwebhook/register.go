@@ -31,7 +31,7 @@ func WebhookName(providerType string) string {
 // that type's webhook. The real extensions select their shoots by the label
 // provider.extensions.gardener.cloud/<type>, which gardener-apiserver sets;
 // a match condition on spec.provider.type selects the same shoots on any
-// garden.
+// garden. Dry runs are not sent (see the match condition not-dry-run).
 func (s *Server) Configuration() *admissionregistrationv1.ValidatingWebhookConfiguration {
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
@@ -52,6 +52,13 @@ func (s *Server) Configuration() *admissionregistrationv1.ValidatingWebhookConfi
 			MatchConditions: []admissionregistrationv1.MatchCondition{{
 				Name:       "provider-type",
 				Expression: fmt.Sprintf("has(object.spec.provider) && object.spec.provider.type == %q", t),
+			}, {
+				// The simulator's front proxy decides a write on a dry run of
+				// it, with Gardener's plugins, before it sends it: the
+				// extensions see the write itself, after the plugins, as
+				// gardener-apiserver calls them.
+				Name:       "not-dry-run",
+				Expression: "!request.dryRun",
 			}},
 			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
@@ -67,7 +74,7 @@ func (s *Server) Configuration() *admissionregistrationv1.ValidatingWebhookConfi
 const registerTimeout = 30 * time.Second
 
 // Register creates or replaces cfg on the garden and returns once the API
-// server calls every webhook of it. It tells so by a dry-run create, in
+// server calls every webhook of it. It tells so by a create, in
 // namespace, of a shoot of each type without infrastructureConfig whose
 // CloudProfile does not exist, which every extension refuses (403, or 422
 // from alicloud) and the CRD-served garden otherwise admits: a configuration
@@ -114,9 +121,9 @@ func waitInForce(ctx context.Context, c client.Client, providerType, namespace s
 	probe := &gardencorev1beta1.Shoot{
 		ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Namespace: namespace},
 		Spec: gardencorev1beta1.ShootSpec{
-			CloudProfileName: ptr.To("provider-webhook-probe"),
-			Region:           "probe",
-			Kubernetes:       gardencorev1beta1.Kubernetes{Version: "1.33.0"},
+			CloudProfile: &gardencorev1beta1.CloudProfileReference{Kind: "CloudProfile", Name: "provider-webhook-probe"},
+			Region:       "probe",
+			Kubernetes:   gardencorev1beta1.Kubernetes{Version: "1.33.0"},
 			Provider: gardencorev1beta1.Provider{Type: providerType, Workers: []gardencorev1beta1.Worker{{
 				Name: "probe", Minimum: 1, Maximum: 1, Machine: gardencorev1beta1.Machine{Type: "probe"},
 			}}},
@@ -124,10 +131,10 @@ func waitInForce(ctx context.Context, c client.Client, providerType, namespace s
 	}
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, registerTimeout, true, func(ctx context.Context) (bool, error) {
-		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		err := c.Create(ctx, probe.DeepCopy())
 		if err == nil {
 			last = errors.New("the probe shoot was admitted")
-			return false, nil
+			return false, client.IgnoreNotFound(c.Delete(ctx, probe.DeepCopy()))
 		}
 		if st := apierrors.APIStatus(nil); errors.As(err, &st) {
 			// A refusal of the extension: 403, or 422 where it answers with

@@ -188,7 +188,7 @@ func (s *Server) waitHealthy(ctx context.Context, name, base string, done chan e
 		resp, err := hc.Do(req)
 		if err != nil {
 			last = err
-			return false, nil
+			return false, nil //nolint:nilerr // Not serving yet: poll again, and report the last error at the timeout.
 		}
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
@@ -215,13 +215,19 @@ func (s *Server) Stop() error {
 			continue
 		}
 		_ = cmd.Process.Signal(syscall.SIGTERM)
+		// The binaries end with status 0 on SIGTERM; one killed after the
+		// grace period reports that as its error.
+		var exit error
 		select {
-		case <-s.done[i]:
+		case exit = <-s.done[i]:
 		case <-time.After(10 * time.Second):
 			if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 				errs = append(errs, fmt.Errorf("kill %s: %w", cmd.Path, err))
 			}
-			<-s.done[i]
+			exit = <-s.done[i]
+		}
+		if exit != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(cmd.Path), exit))
 		}
 	}
 	s.procs, s.done = nil, nil

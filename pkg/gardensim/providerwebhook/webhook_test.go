@@ -198,11 +198,22 @@ func assertDenied(t *testing.T, err error, want *refusal) {
 }
 
 // TestUnwatchedTypesPass: a shoot of a provider type without an extension
-// webhook is not sent to one.
+// webhook is not sent to one (aws's would refuse its infrastructureConfig).
 func TestUnwatchedTypesPass(t *testing.T) {
 	shoot := admissiontest.ValidShoot("aws", "other-type", namespace)
 	shoot.Spec.Provider.Type = "local"
-	if err := garden.Create(t.Context(), shoot, client.DryRunAll); err != nil {
+	if err := garden.Create(t.Context(), shoot); err != nil {
 		t.Fatalf("refused: %v", err)
 	}
+}
+
+// TestDryRunsAreNotSent: the front proxy decides on a dry run before the
+// write; only the write goes to the extension.
+func TestDryRunsAreNotSent(t *testing.T) {
+	shoot := admissiontest.ValidShoot("aws", "dry-run", namespace)
+	shoot.Spec.Provider.InfrastructureConfig = nil
+	if err := garden.Create(t.Context(), shoot.DeepCopy(), client.DryRunAll); err != nil {
+		t.Fatalf("dry run refused: %v", err)
+	}
+	assertDenied(t, garden.Create(t.Context(), shoot), invalid("aws", "spec.provider.infrastructureConfig: Required value: InfrastructureConfig must be set for AWS shoots"))
 }
