@@ -33,9 +33,12 @@
 // (422) and those of the acl and shoot-dns-service extensions (403). The
 // provider extensions' own shoot validators (aws, azure, gcp, openstack,
 // alicloud, built into bin/gardener) run as a validating webhook of the
-// garden API server (package providerwebhook, 403), which it calls for the
-// dry run too, so that their refusal comes before the others above. An
-// admitted request goes through unchanged, and what Gardener's mutating admission adds (defaulted versions
+// garden API server (package providerwebhook; 403, or 422 from the
+// extensions built on Gardener v1.136), which it calls for the write the
+// proxy forwards, not for the dry run it decides on: after the rules above,
+// as in Gardener, but on the shoot as the client sent it, before what
+// Gardener's mutating admission adds. An admitted request goes through
+// unchanged, and what Gardener's mutating admission adds (defaulted versions
 // and images, a dropped default domain, the primary DNS provider, DNS
 // credentials synced into credentialsRef) is written after it. Updates of a
 // ConfigMap that a shoot uses for its audit policy or structured
