@@ -80,11 +80,11 @@ func TestAdmissionRefusesThroughTheProxy(t *testing.T) {
 	}{
 		{
 			name: "adm-no-infra", change: func(s *gardencorev1beta1.Shoot) { s.Spec.Provider.InfrastructureConfig = nil },
-			want: refusal{http.StatusForbidden, "Forbidden", `admission webhook "validation.aws.provider.extensions.gardener.cloud" denied the request: spec.provider.infrastructureConfig: Required value: InfrastructureConfig must be set for AWS shoots`},
+			want: refusal{http.StatusUnprocessableEntity, "", `admission webhook "validation.aws.provider.extensions.gardener.cloud" denied the request: spec.provider.infrastructureConfig: Required value: InfrastructureConfig must be set for AWS shoots`},
 		},
 		{
 			name: "adm-apply-zone", apply: true, change: func(s *gardencorev1beta1.Shoot) { s.Spec.Provider.Workers[0].Zones = []string{"eu-central-1b"} },
-			want: refusal{http.StatusForbidden, "Forbidden", `admission webhook "validation.aws.provider.extensions.gardener.cloud" denied the request: spec.provider.workers[0].zones[0]: Invalid value: "eu-central-1b": supported values [eu-central-1a]`},
+			want: refusal{http.StatusUnprocessableEntity, "", `admission webhook "validation.aws.provider.extensions.gardener.cloud" denied the request: spec.provider.workers[0].zones[0]: Invalid value: "eu-central-1b": supported values [eu-central-1a]`},
 		},
 		{
 			name: "adm-oidc", apply: true, change: func(s *gardencorev1beta1.Shoot) {

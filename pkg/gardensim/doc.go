@@ -24,10 +24,14 @@
 // proxy is first run as a dry run, which gardener-apiserver decides with
 // Gardener's own code; a shoot it admits is then put to package admission:
 // the shoot-dns-service mutator, Gardener's admission controller's
-// audit-policy and authentication-configuration webhooks (422), the
-// providers' validation webhooks (403) and those of the acl and
-// shoot-dns-service extensions (403). An admitted request goes through
-// unchanged, and what the mutator adds is written after it. Updates of a
+// audit-policy and authentication-configuration webhooks (422) and those of
+// the acl and shoot-dns-service extensions (403). The provider extensions'
+// own shoot validators (aws, azure, gcp, openstack, alicloud, built into
+// bin/gardener) run as a validating webhook the garden calls (package
+// providerwebhook; 403, or 422 from the extensions built on Gardener
+// v1.136) for the write the proxy forwards, not for its dry run. An admitted
+// request goes through unchanged, and what the mutator adds is written
+// after it. Updates of a
 // ConfigMap that a shoot uses for its audit policy or structured
 // authentication are checked too.
 //

@@ -16,6 +16,7 @@ import (
 // their meaning and defaults.
 type options struct {
 	assets            string
+	gardenerAssets    string
 	projects          []string
 	shootMode         shootcluster.Mode
 	operationDuration time.Duration
@@ -99,6 +100,10 @@ type Option func(*options)
 // WithAssets sets the directory holding the kube-apiserver and etcd
 // binaries; default $KUBEBUILDER_ASSETS.
 func WithAssets(dir string) Option { return func(o *options) { o.assets = dir } }
+
+// WithGardenerAssets sets the directory holding the provider extensions'
+// admission binaries (bin/gardener); default providerwebhook.DefaultDir().
+func WithGardenerAssets(dir string) Option { return func(o *options) { o.gardenerAssets = dir } }
 
 // WithProjects sets the Gardener projects; each gets the namespace
 // garden-<project>. Default: one project, "kyma".

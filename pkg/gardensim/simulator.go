@@ -29,6 +29,7 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/garden"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/providerwebhook"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/shootcluster"
 )
@@ -45,6 +46,7 @@ type Simulator struct {
 	rules    *lifecycle.Rules
 	pool     *shootcluster.Pool
 	proxy    *proxy.Server
+	webhook  *providerwebhook.Server
 	admin    *http.Server
 	adminURL string
 
@@ -118,6 +120,9 @@ func (s *Simulator) start(ctx context.Context) error {
 	if err := createSeeds(ctx, s.client, profiles, unready); err != nil {
 		return err
 	}
+	if err := s.startProviderWebhook(ctx); err != nil {
+		return err
+	}
 	s.pool = shootcluster.NewPool(s.cp.EtcdURL(),
 		shootcluster.WithMode(s.opts.shootMode),
 		shootcluster.WithAssets(s.opts.assets),
@@ -134,6 +139,22 @@ func (s *Simulator) start(ctx context.Context) error {
 	}
 	s.opts.log.Info("Gardener simulator started", "api", s.proxy.URL(), "admin", s.adminURL,
 		"shootMode", s.opts.shootMode, "scenario", s.opts.scenario.Name, "startedIn", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// startProviderWebhook runs the provider extensions' shoot validation and
+// registers it with the garden.
+func (s *Simulator) startProviderWebhook(ctx context.Context) error {
+	w, err := providerwebhook.Start(ctx, providerwebhook.Options{
+		Dir: s.opts.gardenerAssets, Garden: s.garden, Output: s.opts.processOutput,
+	})
+	if err != nil {
+		return fmt.Errorf("start provider extensions' admission: %w", err)
+	}
+	s.webhook = w
+	if err := providerwebhook.Register(ctx, s.client, w.Configuration(), ProjectNamespace(s.opts.projects[0])); err != nil {
+		return fmt.Errorf("register provider extensions' admission: %w", err)
+	}
 	return nil
 }
 
@@ -230,6 +251,9 @@ func (s *Simulator) Stop() error {
 		}
 		if s.pool != nil {
 			errs = append(errs, s.pool.Close())
+		}
+		if s.webhook != nil {
+			errs = append(errs, wrap("stop provider extensions' admission", s.webhook.Stop()))
 		}
 		if s.cp != nil {
 			errs = append(errs, wrap("stop garden API server", s.cp.Stop()))

@@ -80,7 +80,7 @@ func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot,
 	}
 	c.dnsService = dnsService
 	for _, step := range []func(context.Context) error{
-		c.auditPolicyWebhook, c.authenticationWebhook, c.providerWebhook, c.extensionWebhooks,
+		c.auditPolicyWebhook, c.authenticationWebhook, c.extensionWebhooks,
 	} {
 		if err := step(ctx); err != nil {
 			return nil, err

@@ -25,11 +25,5 @@ func TestAccessRestrictionsAndWorkers(t *testing.T) {
 			s.Spec.Provider.WorkersSettings = &gardencorev1beta1.WorkersSettings{SSHAccess: &gardencorev1beta1.SSHAccess{Enabled: false}}
 		}},
 		{name: "IMDSv2 required on AWS workers", change: workerConfig(awsWorkerIMDS2)},
-		{
-			name:   "an instance metadata hop limit out of range",
-			change: workerConfig(`{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","instanceMetadataOptions":{"httpPutResponseHopLimit":65,"httpTokens":"always"},"kind":"WorkerConfig"}`),
-			want: forbidden(awsDenied + `[spec.provider.workers[0].providerConfig.instanceMetadataOptions.httpPutResponseHopLimit: Invalid value: 65: only values between 1 and 64 are allowed, ` +
-				`spec.provider.workers[0].providerConfig.instanceMetadataOptions.httpTokens: Invalid value: "always": only the following values are allowed: [required optional]]`),
-		},
 	})
 }

@@ -63,14 +63,14 @@ func TestAdmissionRefusalsAreClassified(t *testing.T) {
 		{
 			name: "missing infrastructureConfig", shoot: "adm-noinfra",
 			mutate: func(s *gardencorev1beta1.Shoot) { s.Spec.Provider.InfrastructureConfig = nil },
-			code:   403, says: "InfrastructureConfig must be set for AWS shoots", class: retry.ClassTerminal,
+			code:   422, says: "InfrastructureConfig must be set for AWS shoots", class: retry.ClassTerminal,
 		},
 		{
 			name: "zone outside the node network", shoot: "adm-zones",
 			mutate: func(s *gardencorev1beta1.Shoot) {
 				s.Spec.Provider.InfrastructureConfig.Raw = []byte(strings.Replace(string(s.Spec.Provider.InfrastructureConfig.Raw), `"workers":"10.250.0.0/19"`, `"workers":"10.180.0.0/19"`, 1))
 			},
-			code: 403, says: `must be a subset of "networking.nodes"`, class: retry.ClassTerminal,
+			code: 422, says: `must be a subset of "networking.nodes"`, class: retry.ClassTerminal,
 		},
 		{
 			name: "oidcConfig from Kubernetes 1.32 on", shoot: "adm-oidc",
