@@ -248,12 +248,6 @@ func applyAuth(t *testing.T, c client.Client, r gardener.Rendered) {
 // applyShoot writes a shoot with a server-side apply, as the ApplyShoot step does.
 func applyShoot(t *testing.T, c client.Client, shoot *gardencorev1beta1.Shoot) error {
 	t.Helper()
-	return applyShootAs(t, c, shoot, runtimectrl.FieldOwner)
-}
-
-// applyShootAs writes a shoot with a server-side apply by field manager owner.
-func applyShootAs(t *testing.T, c client.Client, shoot *gardencorev1beta1.Shoot, owner string) error {
-	t.Helper()
 	data, err := json.Marshal(shoot)
 	if err != nil {
 		t.Fatal(err)
@@ -264,5 +258,5 @@ func applyShootAs(t *testing.T, c client.Client, shoot *gardencorev1beta1.Shoot,
 	}
 	delete(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	return c.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership)
+	return c.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(runtimectrl.FieldOwner), client.ForceOwnership)
 }

@@ -161,15 +161,6 @@ func leaveShootAsUpstream(t *testing.T, rt *infrav1.Runtime, ready bool) *garden
 			delete(labels, l)
 		}
 		obj.SetLabels(labels)
-		if shoot, ok := obj.(*gardencorev1beta1.Shoot); ok {
-			// Upstream writes its shoots by server-side apply, which stores each providerConfig
-			// with its keys in order; a create would keep the render's order, which this
-			// manager's first apply then rewrites, bumping the generation on real Gardener.
-			if err := applyShootAs(t, gc, shoot, upstreamFieldManager); err != nil {
-				t.Fatalf("apply %s as upstream: %v", obj.GetName(), err)
-			}
-			continue
-		}
 		if err := gc.Create(t.Context(), obj, client.FieldOwner(upstreamFieldManager)); err != nil {
 			t.Fatalf("create %s as upstream: %v", obj.GetName(), err)
 		}
