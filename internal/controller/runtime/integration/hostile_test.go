@@ -237,6 +237,8 @@ func TestHostileManifests(t *testing.T) {
 			want: failed{reason: gardener.ReasonInvalidRuntime, names: "spec.imageRegistryCache[0].config.secretReferenceName"}},
 		{name: "registry cache with the audit log credentials", runtime: registryCache(gardener.AuditLogCredentialsResource),
 			want: failed{reason: gardener.ReasonInvalidRuntime, names: "spec.imageRegistryCache[0].config.secretReferenceName"}},
+		{name: "registry cache with credentials from the runtime cluster", runtime: registryCache("docker-hub-pull-secret"),
+			want: failed{reason: gardener.ReasonInvalidRuntime, names: "spec.imageRegistryCache[0].config.secretReferenceName"}},
 		// Ready runtimes changed behind the manager's back.
 		{name: "shoot deleted out of band", runtime: func(*infrav1.Runtime) {}, afterReady: deleteShootOutOfBand,
 			want: failed{reason: runtimectrl.ReasonShootMissing, also: assertShootNotRecreated}},
