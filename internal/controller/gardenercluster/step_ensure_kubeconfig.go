@@ -50,6 +50,11 @@ func (s stored) issuedFor(shoot string, uid types.UID) bool {
 // exist, is looked at again; a change of the GardenerCluster wakes it first.
 const NotHeldPoll = 5 * time.Minute
 
+// AddressPoll is how often a GardenerCluster whose shoot has no API server address yet (a shoot
+// created again under its name) is looked at again; the Runtime waiting for the kubeconfig wakes
+// it first, by asking for a rotation once the shoot is reconciled.
+const AddressPoll = 30 * time.Second
+
 // ensure keeps a valid kubeconfig in the Secret: it fetches one when there is none, when the
 // stored one has lived past the rotation point, or when it was issued for another shoot (by
 // name, or by uid: a shoot deleted and created again under the same name), and otherwise is done
@@ -125,14 +130,17 @@ func (k kubeconfigs) observe(ctx context.Context, gc *infrav1.GardenerCluster) (
 			return stop(fsm.Fail(err))
 		}
 	}
-	uid, err := k.Kubeconfigs.ShootUID(ctx, gc.Spec.Shoot.Name)
+	shoot, err := k.Kubeconfigs.Shoot(ctx, gc.Spec.Shoot.Name)
 	if apierrors.IsNotFound(err) {
 		return stop(fsm.Wait(NotHeldPoll, "Shoot "+gc.Spec.Shoot.Name+" does not exist: no kubeconfig can be issued for it"))
 	}
 	if err != nil {
 		return stop(fsm.Fail(err))
 	}
-	return world{holder: rt, secret: secret, uid: uid}, nil
+	if !shoot.Addressed {
+		return stop(fsm.Wait(AddressPoll, "Shoot "+gc.Spec.Shoot.Name+" advertises no API server address yet: no kubeconfig can be issued for it"))
+	}
+	return world{holder: rt, secret: secret, uid: shoot.UID}, nil
 }
 
 // outsideNamespace refuses a Secret outside the GardenerCluster's own namespace. Whoever may

@@ -40,17 +40,19 @@ type issuer struct {
 	issued int
 	err    error
 	uids   map[string]types.UID
+	// unaddressed makes every shoot advertise no API server address, as one being created.
+	unaddressed bool
 }
 
-func (i *issuer) ShootUID(_ context.Context, shoot string) (types.UID, error) {
+func (i *issuer) Shoot(_ context.Context, shoot string) (ShootState, error) {
 	uid, ok := i.uids[shoot]
 	if !ok {
-		return types.UID("uid-" + shoot), nil
+		return ShootState{UID: types.UID("uid-" + shoot), Addressed: !i.unaddressed}, nil
 	}
 	if uid == "" {
-		return "", apierrors.NewNotFound(schema.GroupResource{Group: "core.gardener.cloud", Resource: "shoots"}, shoot)
+		return ShootState{}, apierrors.NewNotFound(schema.GroupResource{Group: "core.gardener.cloud", Resource: "shoots"}, shoot)
 	}
-	return uid, nil
+	return ShootState{UID: uid, Addressed: !i.unaddressed}, nil
 }
 
 func (i *issuer) AdminKubeconfig(_ context.Context, shoot string, lifetime time.Duration) ([]byte, time.Time, error) {
@@ -131,8 +133,10 @@ func TestEnsureKubeconfig(t *testing.T) {
 		// runtime changes the Runtime that holds the GardenerCluster; noRuntime leaves it out.
 		runtime   func(*infrav1.Runtime)
 		noRuntime bool
-		// uids are the issuer's shoot uids (see issuer).
-		uids map[string]types.UID
+		// uids are the issuer's shoot uids (see issuer); unaddressed makes its shoots advertise
+		// no API server address.
+		uids        map[string]types.UID
+		unaddressed bool
 		// after moves the clock before the step runs.
 		after time.Duration
 		// gardener fails every request when set.
@@ -208,6 +212,12 @@ func TestEnsureKubeconfig(t *testing.T) {
 			want: "Wait(5m0s, Shoot c-1 does not exist", kubeconfig: "old",
 		},
 		{
+			name:   "a shoot created again under its name waits for its API server address, and the stored kubeconfig stays",
+			secret: storedSecret(t0.Add(-2*time.Hour), "earlier shoot's"),
+			uids:   map[string]types.UID{"c-1": "uid-recreated"}, unaddressed: true,
+			want: "Wait(30s, Shoot c-1 advertises no API server address yet", kubeconfig: "earlier shoot's",
+		},
+		{
 			name: "a kubeconfig issued for another shoot is rotated at once",
 			secret: func() *corev1.Secret {
 				s := storedSecret(t0.Add(-2*time.Hour), "other shoot's")
@@ -268,7 +278,7 @@ func TestEnsureKubeconfig(t *testing.T) {
 				objs = append(objs, rt)
 			}
 			b := newBench(t, objs...)
-			b.issuer.err, b.issuer.uids = tt.gardener, tt.uids
+			b.issuer.err, b.issuer.uids, b.issuer.unaddressed = tt.gardener, tt.uids, tt.unaddressed
 			b.clock.Step(tt.after)
 			if err := b.kcp.Get(t.Context(), client.ObjectKeyFromObject(gc), gc); err != nil {
 				t.Fatal(err)
