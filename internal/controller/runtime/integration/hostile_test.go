@@ -237,6 +237,10 @@ func TestHostileManifests(t *testing.T) {
 			want: failed{reason: gardener.ReasonInvalidRuntime, names: "spec.imageRegistryCache[0].config.secretReferenceName"}},
 		{name: "registry cache with the audit log credentials", runtime: registryCache(gardener.AuditLogCredentialsResource),
 			want: failed{reason: gardener.ReasonInvalidRuntime, names: "spec.imageRegistryCache[0].config.secretReferenceName"}},
+		{name: "registry cache pulling from the cloud's metadata service", runtime: func(rt *infrav1.Runtime) {
+			rt.Spec.ImageRegistryCache = []infrav1.ImageRegistryCache{{Name: "docker", Namespace: "default", UID: "c0ffee",
+				Config: infrav1.RegistryCacheConfigSpec{Upstream: "docker.io", RemoteURL: ptr.To("http://169.254.169.254")}}}
+		}, want: rejected{"spec.imageRegistryCache[0].config.remoteURL"}},
 		{name: "registry cache with credentials from the runtime cluster", runtime: registryCache("docker-hub-pull-secret"),
 			want: failed{reason: gardener.ReasonInvalidRuntime, names: "spec.imageRegistryCache[0].config.secretReferenceName"}},
 		// Ready runtimes changed behind the manager's back.
