@@ -29,10 +29,11 @@ const UpstreamFinalizer = "runtime-controller.infrastructure-manager.kyma-projec
 const (
 	// LabelUpstreamManagedBy marks upstream's OpenIDConnects (value infrastructure-manager).
 	LabelUpstreamManagedBy = "operator.kyma-project.io/managed-by"
-	// LabelUpstreamReconcilerManagedBy marks upstream's administrator bindings (value
-	// infrastructure-manager, with app=kyma).
+	// LabelUpstreamReconcilerManagedBy marks upstream's administrator bindings: value
+	// infrastructure-manager on those upstream creates (admin-<random>, no other label),
+	// reconciler on those its predecessor left, which upstream manages too.
 	LabelUpstreamReconcilerManagedBy = "reconciler.kyma-project.io/managed-by"
-	// upstreamManager is the value of both labels.
+	// upstreamManager is the value of both labels on what upstream creates.
 	upstreamManager = "infrastructure-manager"
 )
 

@@ -195,9 +195,10 @@ func leaveClusterAsUpstream(t *testing.T, shoot *gardencorev1beta1.Shoot, admin,
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Upstream's toAdminClusterRoleBinding: generateName admin-, the reconciler label alone.
 	upstreamBinding := func(name, user string) *rbacv1.ClusterRoleBinding {
 		return &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "kyma", runtimectrl.LabelUpstreamReconcilerManagedBy: "infrastructure-manager"}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{runtimectrl.LabelUpstreamReconcilerManagedBy: "infrastructure-manager"}},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
 		}
