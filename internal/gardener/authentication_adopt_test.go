@@ -145,9 +145,11 @@ func TestWrittenByUpstream(t *testing.T) {
 		{name: "upstream's ConfigMap for the Runtime's settings", live: upstreamWritten, want: true},
 		{name: "the same content in another layout", live: upstreamAuthOtherLayout, want: true},
 		{
-			name:   "upstream's ConfigMap for settings the Runtime changed since",
-			change: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig.UsernamePrefix = ptr.To("oidc:") },
-			live:   upstreamWritten,
+			name: "upstream's ConfigMap for settings the Runtime changed since",
+			change: func(rt *infrav1.Runtime) {
+				rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig.UsernamePrefix = ptr.To("oidc:")
+			},
+			live: upstreamWritten,
 		},
 		{name: "a ConfigMap this manager wrote", live: upstreamWritten, fingerprint: "abc"},
 		{name: "a ConfigMap that does not decode", live: "jwt: [", want: false},
