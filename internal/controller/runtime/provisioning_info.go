@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -149,6 +150,10 @@ func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1
 	default:
 		if same, err := upToDate(ac, current); err == nil && same {
 			// A re-check finds it as the Runtime asks: nothing to write.
+			return nil
+		}
+		if current.Labels[LabelUpstreamReconcilerManagedBy] == upstreamManager && maps.Equal(current.Data, cm.Data) {
+			// Upstream's, with the details the Runtime asks for: a takeover leaves it as it is.
 			return nil
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
@@ -67,5 +68,44 @@ func TestProvisioningInfoKeys(t *testing.T) {
 		if strings.Contains(cm.Data["details"], key) {
 			t.Errorf("details name %s without a value for it:\n%s", key, cm.Data["details"])
 		}
+	}
+}
+
+// TestProvisioningInfoOfUpstream: the ConfigMap upstream left, labelled as upstream labels it,
+// with the details the Runtime asks for, is taken over without a write; with other details it
+// is written.
+func TestProvisioningInfoOfUpstream(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// details changes the details upstream left; writes are the runtime cluster's writes.
+		details func(string) string
+		writes  []string
+	}{
+		{name: "the same details", details: func(d string) string { return d }},
+		{name: "other details", details: func(d string) string { return d + "extra: true\n" }, writes: []string{"apply ConfigMap"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			w := newWorld(t, reachable(rt))
+			if out := w.steps.configureCluster(t.Context(), rt.DeepCopy()); outcome(out) != "Done" {
+				t.Fatalf("first run: %s", out)
+			}
+			ours := &corev1.ConfigMap{}
+			ours.Name, ours.Namespace = ProvisioningInfoName, KymaNamespace
+			w.get(w.runtime, ours)
+			if err := w.runtime.Delete(t.Context(), ours); err != nil {
+				t.Fatal(err)
+			}
+			upstream := &corev1.ConfigMap{Data: map[string]string{"details": tt.details(ours.Data["details"])}}
+			upstream.Name, upstream.Namespace = ProvisioningInfoName, KymaNamespace
+			upstream.Labels = map[string]string{LabelUpstreamReconcilerManagedBy: upstreamManager}
+			w.create(w.runtime, upstream)
+			w.resetCalls()
+
+			if out := w.steps.configureCluster(t.Context(), rt); outcome(out) != "Done" {
+				t.Fatalf("takeover: %s", out)
+			}
+			checkWrites(t, w, "runtime", tt.writes...)
+		})
 	}
 }
