@@ -1,113 +1,24 @@
 package landscape
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv/upstream"
 )
 
-// upstreamExtensionOrder is the order in which upstream's converter lists the extensions of a
-// new shoot (its extensions extender for create: networking filter, certificates, DNS, OIDC,
-// audit log, registry cache); the ones it adds elsewhere follow.
-var upstreamExtensionOrder = []string{
-	gardener.ExtensionNetworkingFilter, gardener.ExtensionCert, gardener.ExtensionDNS,
-	gardener.ExtensionOIDCService, gardener.ExtensionAuditLog, gardener.ExtensionRegistryCache,
-}
-
-// upstreamShoot lays out the shoot of a Runtime as upstream's converter writes it and Gardener
-// stores it, read from upstream's source (pkg/gardener/shoot/extender), starting from the
-// manager's own render of a new shoot for what both write alike:
-//   - labels: account and subaccount only;
-//   - extensions in upstream's order (upstreamExtensionOrder);
-//   - the networking filter with a providerConfig only when the ingress filter is on, then
-//     without apiVersion and kind (NewNetworkFilterExtension);
-//   - the DNS extension's providerConfig in upstream's form: dnsProviderReplication on, the
-//     provider's secret as secretName, syncProvidersFromShootSpecDNS (newDNSExtensionConfig);
-//   - the DNS provider of spec.dns with the credentialsRef Gardener adds to a secretName.
-func upstreamShoot(t *testing.T, rt *infrav1.Runtime, s *gardencorev1beta1.Shoot) *gardencorev1beta1.Shoot {
-	t.Helper()
-	out := s.DeepCopy()
-	out.Labels = map[string]string{gardener.LabelAccount: s.Labels[gardener.LabelAccount], gardener.LabelSubaccount: s.Labels[gardener.LabelSubaccount]}
-	slices.SortStableFunc(out.Spec.Extensions, func(a, b gardencorev1beta1.Extension) int {
-		rank := func(e gardencorev1beta1.Extension) int {
-			if i := slices.Index(upstreamExtensionOrder, e.Type); i >= 0 {
-				return i
-			}
-			return len(upstreamExtensionOrder)
-		}
-		return rank(a) - rank(b)
-	})
-	for i := range out.Spec.Extensions {
-		e := &out.Spec.Extensions[i]
-		switch e.Type {
-		case gardener.ExtensionNetworkingFilter:
-			e.ProviderConfig = nil
-			if f := rt.Spec.Security.Networking.Filter; f.Ingress != nil && f.Ingress.Enabled {
-				e.ProviderConfig = &runtime.RawExtension{Raw: []byte(`{"egressFilter":{"blackholingEnabled":true}}`)}
-			}
-		case gardener.ExtensionDNS:
-			e.ProviderConfig = upstreamDNSConfig(t, e.ProviderConfig)
-		}
-	}
-	if out.Spec.DNS != nil {
-		for i := range out.Spec.DNS.Providers { //nolint:staticcheck // SA1019: the provider Gardener syncs.
-			p := &out.Spec.DNS.Providers[i]                                   //nolint:staticcheck // SA1019: as above.
-			if name := p.SecretName; name != nil && p.CredentialsRef == nil { //nolint:staticcheck // SA1019: as above.
-				p.CredentialsRef = &autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "Secret", Name: *name}
-			}
-		}
-	}
-	return out
-}
-
-// upstreamDNSConfig rewrites the manager's DNS providerConfig in upstream's form.
-func upstreamDNSConfig(t *testing.T, ours *runtime.RawExtension) *runtime.RawExtension {
-	t.Helper()
-	var cfg map[string]any
-	if err := json.Unmarshal(ours.Raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	providers, _ := cfg["providers"].([]any)
-	if len(providers) == 0 {
-		// Gardener's internal DNS: upstream writes only the synchronisation.
-		return rawJSON(t, map[string]any{"apiVersion": cfg["apiVersion"], "kind": cfg["kind"], "syncProvidersFromShootSpecDNS": true})
-	}
-	for _, p := range providers {
-		p := p.(map[string]any)
-		if c, ok := p["credentials"]; ok {
-			p["secretName"] = c
-			delete(p, "credentials")
-		}
-	}
-	cfg["dnsProviderReplication"] = map[string]any{"enabled": true}
-	cfg["syncProvidersFromShootSpecDNS"] = true
-	return rawJSON(t, cfg)
-}
-
-func rawJSON(t *testing.T, v any) *runtime.RawExtension {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &runtime.RawExtension{Raw: data}
-}
-
-// TestAdoptUpstreamShoots takes over twenty shoots laid out as upstream lays them out, and
-// counts the leaves the manager's apply changes on each: only labels may change.
+// TestAdoptUpstreamShoots takes over twenty shoots laid out as upstream's converter writes them
+// (upstream.Shoot), and counts the leaves the manager's apply changes on each: only labels may
+// change, and the number of shoots whose spec changes is logged (it must be 0).
 func TestAdoptUpstreamShoots(t *testing.T) {
 	opts := realistic(t)
 	files := testenv.RuntimeFiles(t)
@@ -120,7 +31,10 @@ func TestAdoptUpstreamShoots(t *testing.T) {
 			if i >= len(files) {
 				rt.Spec.Shoot.Purpose = "evaluation"
 			}
-			live := upstreamShoot(t, rt, render(t, rt, opts))
+			live, err := upstream.Shoot(rt, render(t, rt, opts))
+			if err != nil {
+				t.Fatal(err)
+			}
 			r, err := gardener.Render(rt, live, opts)
 			if err != nil {
 				t.Fatal(err)
