@@ -247,6 +247,21 @@ func leaveClusterAsUpstream(t *testing.T, rt *infrav1.Runtime, shoot *gardencore
 	return rc
 }
 
+// waitScheduled waits until Gardener's scheduler has bound the shoot to a seed: the binding sets
+// spec.seedName, which is Gardener's change of the spec, not the takeover's.
+func waitScheduled(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+	t.Helper()
+	err := testenv.Eventually(t.Context(), time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := garden.Get(ctx, client.ObjectKeyFromObject(shoot), shoot); err != nil {
+			return false, err
+		}
+		return shoot.Spec.SeedName != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("shoot %s is not scheduled: %v", shoot.Name, err)
+	}
+}
+
 // upstreamMarks is what a runtime upstream left looks like before the takeover: its shoot's
 // generation, the resourceVersion of its structured-auth ConfigMap and the last sync of its
 // kubeconfig Secret ("" for none).
@@ -284,6 +299,9 @@ type takeoverTrace struct {
 	// ConfigMaps written; rotations kubeconfigs rotated, early those rotated before upstream's
 	// rule made them due.
 	specChanges, authWrites, rotations, early int
+	// changed names the runtimes whose shoot spec or ConfigMap changed, or whose kubeconfig
+	// was rotated early.
+	changed []string
 }
 
 // trace compares rt's objects now with the marks before the takeover, into tr.
@@ -292,9 +310,11 @@ func (tr *takeoverTrace) trace(t *testing.T, rt *infrav1.Runtime, before upstrea
 	after := marksOf(t, rt)
 	if after.generation != before.generation {
 		tr.specChanges++
+		tr.changed = append(tr.changed, rt.Name+" (shoot spec)")
 	}
 	if before.authVersion != "" && after.authVersion != before.authVersion {
 		tr.authWrites++
+		tr.changed = append(tr.changed, rt.Name+" (ConfigMap)")
 	}
 	if before.lastSync == "" || after.lastSync == before.lastSync {
 		return
@@ -307,6 +327,7 @@ func (tr *takeoverTrace) trace(t *testing.T, rt *infrav1.Runtime, before upstrea
 	// last-sync has a resolution of one second.
 	if err1 != nil || err2 != nil || rotated.Before(synced.Add(due).Add(-time.Second)) {
 		tr.early++
+		tr.changed = append(tr.changed, rt.Name+" (kubeconfig rotated early)")
 	}
 }
 
@@ -420,7 +441,7 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 			leaveClusterAsUpstream(t, rt, leaveShootAsUpstream(t, rt, true), rt.Spec.Security.Administrators[0], "former-admin@example.com")
 		}},
 		{kind: "p", count: 4, want: infrav1.StateReady, leave: func(t *testing.T, rt *infrav1.Runtime) {
-			leaveShootAsUpstream(t, rt, false)
+			waitScheduled(t, leaveShootAsUpstream(t, rt, false))
 		}},
 		{kind: "f", count: 2, want: infrav1.StateFailed, leave: func(_ *testing.T, rt *infrav1.Runtime) {
 			// A version Gardener no longer offers: upstream's create was refused, no shoot.
@@ -490,8 +511,8 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 			tr.trace(t, a.rt, *a.marks)
 		}
 	}
-	t.Logf("takeover of 16 shoots: %d shoot spec changes, %d structured-auth ConfigMap writes, %d kubeconfig rotations (%d before due)",
-		tr.specChanges, tr.authWrites, tr.rotations, tr.early)
+	t.Logf("takeover of 16 shoots: %d shoot spec changes, %d structured-auth ConfigMap writes, %d kubeconfig rotations (%d before due) %v",
+		tr.specChanges, tr.authWrites, tr.rotations, tr.early, tr.changed)
 	if tr.specChanges != 0 || tr.authWrites != 0 || tr.early != 0 {
 		t.Errorf("takeover changed what upstream left: %+v, want no spec change, no ConfigMap write and no rotation before due", tr)
 	}
