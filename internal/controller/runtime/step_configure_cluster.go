@@ -86,31 +86,8 @@ func reconcileAdministrators(ctx context.Context, c Objects, admins []string) er
 	for _, a := range admins {
 		want[adminBindingName(a)] = a
 	}
-	upstream := &rbacv1.ClusterRoleBindingList{}
-	if err := c.List(ctx, upstream, client.MatchingLabelsSelector{Selector: upstreamAdminSelector}); err != nil {
-		return fmt.Errorf("list upstream's administrator bindings: %w", err)
-	}
-	for i := range upstream.Items {
-		b := &upstream.Items[i]
-		if !grantsClusterAdmin(b) {
-			continue // upstream's, but not an administrator binding: not this step's
-		}
-		kept := false
-		for _, s := range b.Subjects {
-			if s.Kind == rbacv1.ServiceAccountKind {
-				kept = true
-			}
-			if s.Kind == rbacv1.UserKind && want[adminBindingName(s.Name)] == s.Name {
-				delete(want, adminBindingName(s.Name))
-				kept = true
-			}
-		}
-		if kept {
-			continue
-		}
-		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
-			return fmt.Errorf("delete upstream's administrator binding %s: %w", b.Name, err)
-		}
+	if err := reconcileUpstreamAdministrators(ctx, c, want); err != nil {
+		return err
 	}
 	have := &rbacv1.ClusterRoleBindingList{}
 	if err := c.List(ctx, have, client.MatchingLabels{LabelManagedBy: FieldOwner}); err != nil {
@@ -135,6 +112,38 @@ func reconcileAdministrators(ctx context.Context, c Objects, admins []string) er
 		b.Labels = map[string]string{LabelManagedBy: FieldOwner}
 		if err := client.IgnoreAlreadyExists(c.Create(ctx, b)); err != nil {
 			return fmt.Errorf("create administrator binding for %s: %w", admin, err)
+		}
+	}
+	return nil
+}
+
+// reconcileUpstreamAdministrators deletes upstream's administrator bindings that make nobody in
+// want cluster-admin, and removes from want the administrators upstream's bindings stand for.
+func reconcileUpstreamAdministrators(ctx context.Context, c Objects, want map[string]string) error {
+	upstream := &rbacv1.ClusterRoleBindingList{}
+	if err := c.List(ctx, upstream, client.MatchingLabelsSelector{Selector: upstreamAdminSelector}); err != nil {
+		return fmt.Errorf("list upstream's administrator bindings: %w", err)
+	}
+	for i := range upstream.Items {
+		b := &upstream.Items[i]
+		if !grantsClusterAdmin(b) {
+			continue // upstream's, but not an administrator binding: not this step's
+		}
+		kept := false
+		for _, s := range b.Subjects {
+			if s.Kind == rbacv1.ServiceAccountKind {
+				kept = true
+			}
+			if s.Kind == rbacv1.UserKind && want[adminBindingName(s.Name)] == s.Name {
+				delete(want, adminBindingName(s.Name))
+				kept = true
+			}
+		}
+		if kept {
+			continue
+		}
+		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
+			return fmt.Errorf("delete upstream's administrator binding %s: %w", b.Name, err)
 		}
 	}
 	return nil
