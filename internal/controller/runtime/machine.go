@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -125,11 +126,14 @@ type steps struct {
 	Config
 	// seeds keeps the seed lists of shoots created recently (nil: none).
 	seeds *seedLists
+	// seedRegions keeps the region of each seed read, by seed name (nil: none kept). A seed's
+	// region does not change, so the provisioning info of a re-check costs no Gardener request.
+	seedRegions *sync.Map
 }
 
 // NewMachine returns the Runtime controller's transition table.
 func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
-	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now)}
+	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now), seedRegions: &sync.Map{}}
 	if s.Convert.Namespace == "" {
 		s.Convert.Namespace = cfg.GardenNamespace
 	}

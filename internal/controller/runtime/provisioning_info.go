@@ -111,15 +111,23 @@ func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, seedR
 }
 
 // seedRegion is the region of the seed the shoot is scheduled on, as upstream writes it into
-// the provisioning info: "" while the shoot has no seed, or when the seed cannot be read (it is
-// written at the next pass, when the step runs again).
+// the provisioning info: "" while the shoot has no seed. The seed is read once per seed name.
 func (s steps) seedRegion(ctx context.Context, shoot *gardencorev1beta1.Shoot) (string, error) {
 	if shoot == nil || shoot.Spec.SeedName == nil || *shoot.Spec.SeedName == "" {
 		return "", nil
 	}
+	name := *shoot.Spec.SeedName
+	if s.seedRegions != nil {
+		if region, ok := s.seedRegions.Load(name); ok {
+			return region.(string), nil
+		}
+	}
 	seed := &gardencorev1beta1.Seed{}
-	if err := s.Garden.Get(ctx, client.ObjectKey{Name: *shoot.Spec.SeedName}, seed); err != nil {
-		return "", fmt.Errorf("get seed %s of shoot %s: %w", *shoot.Spec.SeedName, shoot.Name, err)
+	if err := s.Garden.Get(ctx, client.ObjectKey{Name: name}, seed); err != nil {
+		return "", fmt.Errorf("get seed %s of shoot %s: %w", name, shoot.Name, err)
+	}
+	if s.seedRegions != nil {
+		s.seedRegions.Store(name, seed.Spec.Provider.Region)
 	}
 	return seed.Spec.Provider.Region, nil
 }

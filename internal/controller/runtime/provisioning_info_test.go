@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,5 +108,27 @@ func TestProvisioningInfoOfUpstream(t *testing.T) {
 			}
 			checkWrites(t, w, "runtime", tt.writes...)
 		})
+	}
+}
+
+// TestSeedRegionIsReadOnce: the seed of a shoot is read from Gardener once; later passes take
+// its region from what the controller keeps.
+func TestSeedRegionIsReadOnce(t *testing.T) {
+	w := newWorld(t)
+	w.steps.seedRegions = &sync.Map{}
+	seed := testSeed("aws", "eu-central-1", true)
+	shoot := &gardencorev1beta1.Shoot{}
+	shoot.Name, shoot.Spec.SeedName = "rt", &seed.Name
+	for range 3 {
+		region, err := w.steps.seedRegion(t.Context(), shoot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if region != seed.Spec.Provider.Region {
+			t.Errorf("seed region %q, want %q", region, seed.Spec.Provider.Region)
+		}
+	}
+	if n := w.reads("garden", "Seed"); n != 1 {
+		t.Errorf("read the seed %d times, want 1", n)
 	}
 }
