@@ -122,6 +122,19 @@ func storedSecret(issued time.Time, kubeconfig string) *corev1.Secret {
 	return s
 }
 
+// upstreamSecret is the kubeconfig Secret upstream's manager wrote for testCluster at synced:
+// the GardenerCluster's labels, managed-by and cluster-name, and only the last-sync annotation.
+func upstreamSecret(synced time.Time, kubeconfig string) *corev1.Secret {
+	s := &corev1.Secret{Data: map[string][]byte{"config": []byte(kubeconfig)}}
+	s.Name, s.Namespace = "kubeconfig-rid-1", namespace
+	s.Labels = map[string]string{
+		infrav1.LabelRuntimeID: "rid-1", infrav1.LabelKymaName: "kyma-1", infrav1.LabelShootName: "c-1",
+		infrav1.LabelKymaManagedBy: ManagedBy, infrav1.LabelClusterName: "rid-1",
+	}
+	s.Annotations = map[string]string{infrav1.AnnotationLastSync: synced.UTC().Format(time.RFC3339)}
+	return s
+}
+
 // TestEnsureKubeconfig covers when the step fetches a kubeconfig, what it stores, and what it
 // refuses to touch.
 func TestEnsureKubeconfig(t *testing.T) {
@@ -242,6 +255,25 @@ func TestEnsureKubeconfig(t *testing.T) {
 				return s
 			}(),
 			want: "DoneUntil(10h0m0s)", kubeconfig: "upstream's",
+		},
+		{
+			name:   "upstream's kubeconfig is kept until upstream would rotate it: 95% of its rotation period after its last sync",
+			secret: upstreamSecret(t0.Add(-2*time.Hour), "upstream's"),
+			want:   "DoneUntil(9h24m0s)", kubeconfig: "upstream's",
+		},
+		{
+			name:   "upstream's kubeconfig due by its last sync is rotated",
+			secret: upstreamSecret(t0.Add(-2*time.Hour), "upstream's"), after: 9*time.Hour + 24*time.Minute,
+			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+		},
+		{
+			name: "upstream's kubeconfig without a readable last sync is of unknown age, and rotated",
+			secret: func() *corev1.Secret {
+				s := upstreamSecret(t0, "upstream's")
+				s.Annotations[infrav1.AnnotationLastSync] = "yesterday"
+				return s
+			}(),
+			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
 			name: "a Secret outside the GardenerCluster's namespace is refused",
