@@ -68,3 +68,36 @@ func TestUpstreamFixturesDecodeIntoTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryCacheCredentialsAccepted creates a Runtime whose registry cache names credentials,
+// a field upstream's API has and the maximal Runtimes leave out because the render refuses it:
+// the API keeps it, so the refusal is the manager's, with a reason in the status.
+func TestRegistryCacheCredentialsAccepted(t *testing.T) {
+	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "runtimes", "maximal-aws.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := objs[0]
+	caches, _, err := unstructured.NestedSlice(want.Object, "spec", "imageRegistryCache")
+	if err != nil || len(caches) == 0 {
+		t.Fatalf("maximal-aws has no registry cache: %v", err)
+	}
+	if err := unstructured.SetNestedField(caches[0].(map[string]any), "images-credentials", "config", "secretReferenceName"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedSlice(want.Object, caches, "spec", "imageRegistryCache"); err != nil {
+		t.Fatal(err)
+	}
+	want.SetName("registry-cache-credentials")
+	obj := want.DeepCopy()
+	if err := env.Client.Create(t.Context(), obj, client.FieldValidation("Strict")); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(t.Context(), obj) })
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(want.GroupVersionKind())
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(want), got); err != nil {
+		t.Fatal(err)
+	}
+	testenv.AssertSubset(t, "", want.Object, got.Object)
+}

@@ -141,8 +141,13 @@ type RegistryCacheConfigSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Upstream string `json:"upstream"`
-	// RemoteURL of the upstream registry, <scheme><host>[:<port>].
+	// RemoteURL of the upstream registry, <scheme>://<host>[:<port>] with scheme http or https,
+	// as the registry-cache extension takes it. The cache runs on the runtime's nodes, so its
+	// host may be private, but not loopback, link-local (the cloud's metadata service) or
+	// unspecified: the cache would serve what it finds there to every pod.
 	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != '' && url(self).getEscapedPath() in ['', '/'] && url(self).getQuery().size() == 0 && !self.contains('@') && !self.contains('#')",message="remoteURL must be <scheme>://<host>[:<port>] with scheme http or https, without user info, path, query or fragment"
+	// +kubebuilder:validation:XValidation:rule="!isURL(self) || [url(self).getHostname()].all(h, isIP(h) ? ip(h).isGlobalUnicast() : !(h.contains(':') || h.matches('^[0-9.]+$') || h.lowerAscii() == 'localhost'))",message="remoteURL must not be a loopback, link-local or unspecified address; name its host by a DNS name or an IP address"
 	// +optional
 	RemoteURL *string `json:"remoteURL,omitempty"`
 	// Volume of the cache.

@@ -112,6 +112,15 @@ func setAdditionalOIDC(entry map[string]any) func(*unstructured.Unstructured) {
 	return set([]any{entry}, "spec.shoot.kubernetes.kubeAPIServer.additionalOidcConfig")
 }
 
+// remoteURL is the path of the only registry cache's remote URL (setRemoteURL).
+const remoteURL = "spec.imageRegistryCache[0].config.remoteURL"
+
+// setRemoteURL makes a cache of images.example.com that pulls from url the only registry cache.
+func setRemoteURL(url string) func(*unstructured.Unstructured) {
+	return set([]any{map[string]any{"name": "images", "namespace": "default", "uid": "c0ffee",
+		"config": map[string]any{"upstream": "images.example.com", "remoteURL": url}}}, "spec.imageRegistryCache")
+}
+
 // b64String encodes s as a []byte field of the API carries it.
 func b64String(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
@@ -202,6 +211,16 @@ func TestInvalidRuntimesAreRejected(t *testing.T) {
 		{"additional oidc groups prefix system:", setAdditionalOIDC(map[string]any{"groupsPrefix": "system:m"}), "spec.shoot.kubernetes.kubeAPIServer.additionalOidcConfig[0].groupsPrefix", "must not start with system:"},
 		{"oidc client authentication", set(map[string]any{"secret": "s3cr3t"}, oidc+".clientAuthentication"), oidc + ".clientAuthentication", "is not supported"},
 		{"additional oidc client authentication", setAdditionalOIDC(map[string]any{"clientAuthentication": map[string]any{"secret": "s3cr3t"}}), "spec.shoot.kubernetes.kubeAPIServer.additionalOidcConfig[0].clientAuthentication", "is not supported"},
+		// Registry caches that would serve what they find on the node itself.
+		{"registry cache on the metadata address", setRemoteURL("http://169.254.169.254"), remoteURL, "must not be a loopback"},
+		{"registry cache on loopback", setRemoteURL("https://127.0.0.1:5000"), remoteURL, "must not be a loopback"},
+		{"registry cache on IPv6 loopback", setRemoteURL("https://[::1]:5000"), remoteURL, "must not be a loopback"},
+		{"registry cache on an IPv4-mapped loopback", setRemoteURL("https://[::ffff:127.0.0.1]"), remoteURL, "must not be a loopback"},
+		{"registry cache on localhost", setRemoteURL("http://localhost:5000"), remoteURL, "must not be a loopback"},
+		{"registry cache with user info", setRemoteURL("https://user:password@images.example.com"), remoteURL, "without user info"},
+		{"registry cache with a path", setRemoteURL("https://images.example.com/v2/library"), remoteURL, "without user info, path"},
+		{"registry cache over ftp", setRemoteURL("ftp://images.example.com"), remoteURL, "scheme http or https"},
+		{"registry cache without a scheme", setRemoteURL("images.example.com"), remoteURL, "scheme http or https"},
 		// Names that would fail only after the shoot exists.
 		{"runtime id with upper case", setLabel(infrav1.LabelRuntimeID, "Runtime-ID"), "metadata.labels[" + infrav1.LabelRuntimeID + "]", "must be a DNS label"},
 		{"runtime id with a dot", setLabel(infrav1.LabelRuntimeID, "runtime.id"), "metadata.labels[" + infrav1.LabelRuntimeID + "]", "must be a DNS label"},
@@ -255,6 +274,9 @@ func TestNearMissesAreAccepted(t *testing.T) {
 		{"runtime id as a UUID", setLabel(infrav1.LabelRuntimeID, "0d6c3e4a-8f3e-4c1b-9a1e-3f7a2b9c1d00")},
 		{"runtime name of 63 characters", setName(strings.Repeat("n", 63))},
 		{"shoot name with single hyphens", setShootName("aws-full-1")},
+		{"registry cache on a private address", setRemoteURL("http://10.250.0.10:5000")},
+		{"registry cache with a trailing slash", setRemoteURL("https://images.example.com/")},
+		{"registry cache on a public IPv6 address", setRemoteURL("https://[2001:db8::1]:443")},
 		{"retry request with nanoseconds and an offset", setAnnotation(infrav1.RetryRequestedAtAnnotation, "2026-01-01T00:05:00.123456789+02:00")},
 		{"retry request as kubectl runtime retry writes it", setAnnotation(infrav1.RetryRequestedAtAnnotation, "2026-01-01T00:05:00Z")},
 	}

@@ -2,11 +2,13 @@ package gardener
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 )
 
 // A shoot the manager takes over (upstream's, or its own from an earlier version) changes only
@@ -16,21 +18,83 @@ import (
 // not set.
 
 // adoptExtensions orders the rendered extensions as the live shoot lists them, new ones last
-// in the render's order, and merges the DNS extension's providerConfig with the live one.
+// in the render's order, and merges each providerConfig with the live one (adoptConfig), so a
+// shoot that already has what the Runtime asks for keeps its spec as it is.
 func (b *shootBuilder) adoptExtensions(out []gardencorev1beta1.Extension) ([]gardencorev1beta1.Extension, error) {
 	if b.current == nil {
 		return out, nil
 	}
 	live := b.current.Spec.Extensions
 	for i := range out {
-		if out[i].Type != ExtensionDNS {
+		j := slices.IndexFunc(live, func(e gardencorev1beta1.Extension) bool { return e.Type == out[i].Type })
+		if j < 0 {
 			continue
 		}
-		if j := slices.IndexFunc(live, func(e gardencorev1beta1.Extension) bool { return e.Type == ExtensionDNS }); j >= 0 {
-			out[i].ProviderConfig = mergeDNSConfig(live[j].ProviderConfig, out[i].ProviderConfig)
-		}
+		out[i].ProviderConfig = adoptConfig(out[i], live[j])
 	}
 	return orderLike(out, live, func(e gardencorev1beta1.Extension) string { return e.Type }), nil
+}
+
+// adoptConfig is the providerConfig the manager applies to an extension the live shoot already
+// lists:
+//   - for an extension disabled in both, the live one, whatever it holds: it configures
+//     nothing (upstream gives a disabled networking filter none, the manager its defaults);
+//   - for the DNS extension, the two merged by mergeDNSConfig;
+//   - for any other, the two merged by mergeConfig.
+func adoptConfig(rendered, live gardencorev1beta1.Extension) *runtime.RawExtension {
+	switch {
+	case ptr.Deref(rendered.Disabled, false) && ptr.Deref(live.Disabled, false):
+		return live.ProviderConfig
+	case rendered.Type == ExtensionDNS:
+		return mergeDNSConfig(live.ProviderConfig, rendered.ProviderConfig)
+	default:
+		return mergeConfig(live.ProviderConfig, rendered.ProviderConfig)
+	}
+}
+
+// mergeConfig merges a providerConfig the manager renders into the live one, object by object:
+// the live one's fields stay (a networking filter's staticFilterList, say), the manager's own
+// fields win where they say something else. A live config that
+// already holds every value the manager's holds is kept as it is, and so is one that lacks only
+// the manager's apiVersion and kind (upstream writes some configs without them, and the
+// extension reads them the same). A live providerConfig that is not a JSON object is replaced.
+func mergeConfig(live, rendered *runtime.RawExtension) *runtime.RawExtension {
+	if live == nil || len(live.Raw) == 0 || rendered == nil {
+		return rendered
+	}
+	var base, ours map[string]any
+	if json.Unmarshal(live.Raw, &base) != nil || base == nil || json.Unmarshal(rendered.Raw, &ours) != nil {
+		return rendered
+	}
+	for _, k := range []string{"apiVersion", "kind"} {
+		if _, ok := base[k]; !ok {
+			delete(ours, k)
+		}
+	}
+	merged := mergeObjects(base, ours)
+	if reflect.DeepEqual(merged, base) {
+		return live
+	}
+	if reflect.DeepEqual(merged, ours) {
+		return rendered
+	}
+	return rawJSON(merged)
+}
+
+// mergeObjects returns base with ours merged in, object by object: a value of ours replaces
+// base's, except that two objects are merged in turn. Neither argument is changed.
+func mergeObjects(base, ours map[string]any) map[string]any {
+	out := maps.Clone(base)
+	for k, v := range ours {
+		b, bok := base[k].(map[string]any)
+		o, ook := v.(map[string]any)
+		if bok && ook {
+			out[k] = mergeObjects(b, o)
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // resources lists the Secrets the Shoot's extensions read, in the live shoot's order.

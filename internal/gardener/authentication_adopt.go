@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,4 +114,66 @@ func decodeAuthentication(data string) (*apiserverv1beta1.AuthenticationConfigur
 		return nil, fmt.Errorf("decode authentication configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+// WrittenByUpstream reports whether live, a structured authentication ConfigMap that carries no
+// AnnotationOIDCInput, holds what upstream's manager writes for rt: one JWT authenticator for the
+// Runtime's OIDC provider (the landscape's default when the Runtime names no issuer or client),
+// with the client as the one audience, the username claim and prefix as given, and the groups
+// claim with the groups prefix as given or "" (upstream's structuredauth package). Such a
+// ConfigMap already says what the Runtime asks for, in upstream's words: a takeover leaves it
+// as it is, and the manager writes its own only once the Runtime's OIDC settings change. The
+// content is compared decoded, so the YAML's layout does not count.
+func WrittenByUpstream(rt *infrav1.Runtime, opts ConvertOptions, live *corev1.ConfigMap) bool {
+	if live == nil {
+		return false
+	}
+	if _, ours := live.Annotations[AnnotationOIDCInput]; ours {
+		return false
+	}
+	oidc := rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig
+	if oidc.IssuerURL == nil || oidc.ClientID == nil {
+		if opts.DefaultOIDC == nil {
+			return false
+		}
+		oidc = *opts.DefaultOIDC
+	}
+	want, err := json.Marshal(upstreamAuthentication(oidc))
+	if err != nil {
+		return false
+	}
+	got, err := yaml.YAMLToJSON([]byte(live.Data[AuthenticationConfigKey]))
+	if err != nil {
+		return false
+	}
+	var w, g any
+	if json.Unmarshal(want, &w) != nil || json.Unmarshal(got, &g) != nil {
+		return false
+	}
+	return reflect.DeepEqual(w, g)
+}
+
+// upstreamAuthentication is the AuthenticationConfiguration upstream's manager writes for its
+// OIDC provider, in upstream's own shape.
+func upstreamAuthentication(oidc infrav1.OIDCConfig) any {
+	type claim struct {
+		Claim  string  `json:"claim"`
+		Prefix *string `json:"prefix,omitempty"`
+	}
+	groupsPrefix := ""
+	if oidc.GroupsPrefix != nil {
+		groupsPrefix = *oidc.GroupsPrefix
+	}
+	jwt := map[string]any{
+		"issuer": map[string]any{"url": deref(oidc.IssuerURL), "audiences": []string{deref(oidc.ClientID)}},
+		"claimMappings": map[string]any{
+			"username": claim{Claim: deref(oidc.UsernameClaim), Prefix: oidc.UsernamePrefix},
+			"groups":   claim{Claim: deref(oidc.GroupsClaim), Prefix: &groupsPrefix},
+		},
+	}
+	return map[string]any{
+		"apiVersion": apiserverv1beta1.ConfigSchemeGroupVersion.String(),
+		"kind":       "AuthenticationConfiguration",
+		"jwt":        []any{jwt},
+	}
 }

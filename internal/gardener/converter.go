@@ -368,7 +368,7 @@ func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 		Tolerations:        b.tolerations(),
 	}
 	b.dns(&spec)
-	if err := b.checkRegistryCaches(resources(spec.DNS, tenant)); err != nil {
+	if err := b.checkRegistryCaches(); err != nil {
 		return gardencorev1beta1.ShootSpec{}, err
 	}
 	spec.Extensions, err = b.extensions(spec.DNS, kubernetes.Version, tenant)

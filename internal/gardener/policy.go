@@ -166,26 +166,17 @@ func checkControlPlanePool(rt *infrav1.Runtime, w *gardencorev1beta1.Worker) err
 	return refused(rt, fmt.Sprintf("spec.shoot.provider.workers[%s].controlPlane", w.Name), "a runtime's control plane runs on a seed, not on its own workers")
 }
 
-// checkRegistryCaches refuses a registry cache whose secretReferenceName names a resource the
-// landscape adds to the shoot (the DNS provider's or the audit log tenant's credentials): the
-// cache would hand the landscape's credentials to the registry. Other names pass as before.
-func (b *shootBuilder) checkRegistryCaches(landscape []gardencorev1beta1.NamedResourceReference) error {
+// checkRegistryCaches refuses a registry cache with credentials. Upstream names them
+// reg-cache-<uid> in the shoot and copies the Secret from the runtime cluster into the project with
+// its registry cache config controller, which this manager does not have; a name passed through as
+// written would name a resource of the shoot it does not own, such as the landscape's DNS or audit
+// log credentials, or none at all.
+func (b *shootBuilder) checkRegistryCaches() error {
 	for i, c := range b.rt.Spec.ImageRegistryCache {
-		name := deref(c.Config.SecretReferenceName)
-		if name != "" && hasResourceNamed(landscape, name) {
+		if name := deref(c.Config.SecretReferenceName); name != "" {
 			path := fmt.Sprintf("spec.imageRegistryCache[%d].config.secretReferenceName", i)
-			return refused(b.rt, path, fmt.Sprintf("%q is the landscape's resource", name))
+			return refused(b.rt, path, fmt.Sprintf("registry cache credentials (%q) are not supported: upstream copies them from the runtime cluster with its registry cache config controller, which this manager does not have", name))
 		}
 	}
 	return nil
-}
-
-// hasResourceNamed reports whether refs has an entry called name.
-func hasResourceNamed(refs []gardencorev1beta1.NamedResourceReference, name string) bool {
-	for _, r := range refs {
-		if r.Name == name {
-			return true
-		}
-	}
-	return false
 }

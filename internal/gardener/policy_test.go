@@ -122,6 +122,14 @@ func TestRenderLandscapeWins(t *testing.T) {
 			},
 			refusedField: "spec.imageRegistryCache[0].config.secretReferenceName",
 		},
+		{
+			name: "a registry cache with credentials of its own is refused",
+			change: func(rt *infrav1.Runtime) {
+				rt.Spec.ImageRegistryCache = []infrav1.ImageRegistryCache{{Name: "c", UID: "c0ffee", Config: infrav1.RegistryCacheConfigSpec{
+					Upstream: "images.example.com", SecretReferenceName: ptr.To("images-pull-secret")}}}
+			},
+			refusedField: "spec.imageRegistryCache[0].config.secretReferenceName",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

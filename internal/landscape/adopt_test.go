@@ -4,52 +4,26 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv/upstream"
 )
 
-// upstreamShoot lays out the shoot of a Runtime as upstream's converter writes it and Gardener
-// stores it, from the manager's own render of a new shoot: upstream labels a shoot with account
-// and subaccount only, lists the DNS and certificate extensions first, and Gardener adds the
-// credentialsRef of a DNS provider named by secretName.
-func upstreamShoot(s *gardencorev1beta1.Shoot) *gardencorev1beta1.Shoot {
-	out := s.DeepCopy()
-	out.Labels = map[string]string{gardener.LabelAccount: s.Labels[gardener.LabelAccount], gardener.LabelSubaccount: s.Labels[gardener.LabelSubaccount]}
-	first := []string{gardener.ExtensionDNS, gardener.ExtensionCert}
-	slices.SortStableFunc(out.Spec.Extensions, func(a, b gardencorev1beta1.Extension) int {
-		rank := func(e gardencorev1beta1.Extension) int {
-			if i := slices.Index(first, e.Type); i >= 0 {
-				return i
-			}
-			return len(first)
-		}
-		return rank(a) - rank(b)
-	})
-	if out.Spec.DNS != nil {
-		for i := range out.Spec.DNS.Providers { //nolint:staticcheck // SA1019: the provider Gardener syncs.
-			p := &out.Spec.DNS.Providers[i]                                   //nolint:staticcheck // SA1019: as above.
-			if name := p.SecretName; name != nil && p.CredentialsRef == nil { //nolint:staticcheck // SA1019: as above.
-				p.CredentialsRef = &autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "Secret", Name: *name}
-			}
-		}
-	}
-	return out
-}
-
-// TestAdoptUpstreamShoots takes over twenty shoots laid out as upstream lays them out, and
-// counts the leaves the manager's apply changes on each: only labels may change.
+// TestAdoptUpstreamShoots takes over twenty shoots laid out as upstream's converter writes them
+// (upstream.Shoot), and counts the leaves the manager's apply changes on each: only labels may
+// change, and the number of shoots whose spec changes is logged (it must be 0).
 func TestAdoptUpstreamShoots(t *testing.T) {
 	opts := realistic(t)
 	files := testenv.RuntimeFiles(t)
+	specChanged := 0
+	defer func() { t.Logf("shoots whose spec the takeover changes: %d of 20", specChanged) }()
 	for i := range 20 {
 		file := files[i%len(files)]
 		t.Run(fmt.Sprintf("%02d-%s", i, filepath.Base(file)), func(t *testing.T) {
@@ -57,24 +31,32 @@ func TestAdoptUpstreamShoots(t *testing.T) {
 			if i >= len(files) {
 				rt.Spec.Shoot.Purpose = "evaluation"
 			}
-			live := upstreamShoot(render(t, rt, opts))
+			live, err := upstream.Shoot(rt, render(t, rt, opts))
+			if err != nil {
+				t.Fatal(err)
+			}
 			r, err := gardener.Render(rt, live, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			changed := changedLeaves(t, r.Shoot, live)
 			t.Logf("%d leaves changed: %s", len(changed), strings.Join(changed, ", "))
+			spec := false
 			for _, leaf := range changed {
 				if !strings.HasPrefix(leaf, "metadata.labels.") {
 					t.Errorf("taking over changes %s", leaf)
 				}
+				spec = spec || strings.HasPrefix(leaf, "spec.")
+			}
+			if spec {
+				specChanged++
 			}
 		})
 	}
 }
 
 // changedLeaves lists the leaves of want (what the manager applies) that live lacks or holds
-// with another value.
+// with another value, and the leaves of a live providerConfig that want lacks.
 func changedLeaves(t *testing.T, want, live *gardencorev1beta1.Shoot) []string {
 	t.Helper()
 	w, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
@@ -92,6 +74,13 @@ func changedLeaves(t *testing.T, want, live *gardencorev1beta1.Shoot) []string {
 	for path, v := range wl {
 		if lv, ok := ll[path]; !ok || !reflect.DeepEqual(v, lv) {
 			out = append(out, path)
+		}
+	}
+	// A providerConfig is applied whole: a leaf of the live one that the applied one lacks is
+	// removed.
+	for path := range ll {
+		if _, ok := wl[path]; !ok && strings.Contains(path, ".providerConfig.") {
+			out = append(out, path+" (removed)")
 		}
 	}
 	sort.Strings(out)

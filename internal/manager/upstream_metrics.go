@@ -13,7 +13,7 @@ import (
 )
 
 // upstreamMetrics exports the per-object metrics upstream's manager exports, under its names
-// and labels, so dashboards built on them keep working. It reads the Runtimes and
+// and label names (upstream's internal/controller/metrics: runtimeId, runtimeName, shoot, ...), so dashboards built on them keep working. It reads the Runtimes and
 // GardenerClusters from the manager's cache at each scrape; before the cache has synced it
 // exports nothing.
 type upstreamMetrics struct {
@@ -30,13 +30,13 @@ func newUpstreamMetrics(reader client.Reader, lifetime time.Duration, rotateAfte
 		rotation: time.Duration(float64(lifetime) * rotateAfter),
 		runtimeState: prometheus.NewDesc("infrastructure_manager_im_runtime_state",
 			"Exposes current Status.state for Runtime CRs (upstream's metric)",
-			[]string{"runtimeId", "runtimeName", "shootName", "provider", "state", "message"}, nil),
+			[]string{"runtimeId", "runtimeName", "shoot", "provider", "state", "message"}, nil),
 		clusterState: prometheus.NewDesc("infrastructure_manager_im_gardener_clusters_state",
 			"Indicates the Status.state for GardenerCluster CRs (upstream's metric)",
-			[]string{"runtimeId", "shootName", "state", "reason"}, nil),
+			[]string{"runtimeId", "shoot", "state", "reason"}, nil),
 		kubeconfigExpiration: prometheus.NewDesc("infrastructure_manager_im_kubeconfig_expiration",
 			"Exposes current kubeconfig expiration value in epoch timestamp value format (upstream's metric)",
-			[]string{"runtimeId", "shootName", "expires", "rotationDuration", "expirationDuration"}, nil),
+			[]string{"runtimeId", "shoot", "expires", "rotationDuration", "expirationDuration"}, nil),
 	}
 }
 

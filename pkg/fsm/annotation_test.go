@@ -34,10 +34,12 @@ func TestManualRetryTakesTheCallersAnnotation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			runs := 0
+			var seen []string // status.retryRequestedAt as each run of the step sees it
 			e, err := fsm.New(fsm.Machine[*widget]{
 				Name: "widgets", Start: "Build",
-				Steps: []fsm.Step[*widget]{{Name: "Build", Run: func(context.Context, *widget) fsm.Outcome {
+				Steps: []fsm.Step[*widget]{{Name: "Build", Run: func(_ context.Context, w *widget) fsm.Outcome {
 					runs++
+					seen = append(seen, w.Status.RetryRequestedAt)
 					return fsm.Fail(retry.Terminal("InfraUnauthorized", errors.New("denied")))
 				}}},
 			}, tc.opts...)
@@ -56,6 +58,11 @@ func TestManualRetryTakesTheCallersAnnotation(t *testing.T) {
 			}
 			if got := w.Status.RetryRequestedAt != ""; got != tc.retried {
 				t.Errorf("retryRequestedAt = %q; want it echoed only for a retry taken", w.Status.RetryRequestedAt)
+			}
+			// A step run by a manual retry sees the request it runs for, so it can tell it from
+			// one it recorded before.
+			if tc.retried && (len(seen) != 2 || seen[1] != "2026-01-01T00:05:00Z") {
+				t.Errorf("the step saw retryRequestedAt %q; want the handled request in its run", seen)
 			}
 		})
 	}

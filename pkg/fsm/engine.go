@@ -140,6 +140,9 @@ func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 		log = log.WithValues(e.cfg.logValues(obj)...)
 	}
 	e.observeInputs(obj, st, now)
+	// Steps see the manual retry this call handles, so that one can tell it from a request it
+	// recorded earlier (the rest of the engine's status reaches obj after each step).
+	obj.EngineStatus().RetryRequestedAt = st.RetryRequestedAt
 	for steps := 1; ; steps++ {
 		before := obj.EngineStatus().DeepCopy()
 		log := log.WithValues("step", st.Step.Name)

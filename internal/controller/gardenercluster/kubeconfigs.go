@@ -7,6 +7,7 @@ import (
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,12 +15,34 @@ import (
 
 // Kubeconfigs issues admin kubeconfigs of shoots: the one thing the controller asks of Gardener.
 type Kubeconfigs interface {
-	// ShootUID returns the uid of the shoot as it exists now, to bind a kubeconfig to it. A
-	// missing shoot is a NotFound error.
-	ShootUID(ctx context.Context, shoot string) (types.UID, error)
+	// Shoot tells of the shoot as it exists now: its uid, to bind a kubeconfig to it, and
+	// whether Gardener can issue one. A missing shoot is a NotFound error.
+	Shoot(ctx context.Context, shoot string) (ShootState, error)
 	// AdminKubeconfig returns a new admin kubeconfig of the shoot, asked to live for lifetime,
 	// and when it expires.
 	AdminKubeconfig(ctx context.Context, shoot string, lifetime time.Duration) ([]byte, time.Time, error)
+}
+
+// ShootState is what the controller needs to know of a shoot before it asks for a kubeconfig.
+type ShootState struct {
+	// UID of the shoot.
+	UID types.UID
+	// Addressed tells whether the shoot advertises an address of its API server (external,
+	// internal or unmanaged), without which Gardener refuses to issue a kubeconfig: a shoot that
+	// is being created again under the same name has none until its API server runs.
+	Addressed bool
+}
+
+// Addressed reports whether shoot advertises an API server address Gardener issues admin
+// kubeconfigs for.
+func Addressed(shoot *gardencorev1beta1.Shoot) bool {
+	for _, a := range shoot.Status.AdvertisedAddresses {
+		switch a.Name {
+		case v1beta1constants.AdvertisedAddressExternal, v1beta1constants.AdvertisedAddressInternal, v1beta1constants.AdvertisedAddressUnmanaged:
+			return true
+		}
+	}
+	return false
 }
 
 // Garden is what GardenKubeconfigs needs of the garden client: shoots to read, and their
@@ -38,13 +61,13 @@ type GardenKubeconfigs struct {
 	Namespace string
 }
 
-// ShootUID implements Kubeconfigs.
-func (g GardenKubeconfigs) ShootUID(ctx context.Context, shootName string) (types.UID, error) {
+// Shoot implements Kubeconfigs.
+func (g GardenKubeconfigs) Shoot(ctx context.Context, shootName string) (ShootState, error) {
 	shoot := &gardencorev1beta1.Shoot{}
 	if err := g.Garden.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: shootName}, shoot); err != nil {
-		return "", fmt.Errorf("get shoot %s: %w", shootName, err)
+		return ShootState{}, fmt.Errorf("get shoot %s: %w", shootName, err)
 	}
-	return shoot.UID, nil
+	return ShootState{UID: shoot.UID, Addressed: Addressed(shoot)}, nil
 }
 
 // AdminKubeconfig implements Kubeconfigs.

@@ -39,6 +39,9 @@ type stored struct {
 	// upstream's manager issued, which records only the shoot's name.
 	shoot string
 	uid   types.UID
+	// upstream is set for a kubeconfig upstream's manager issued: its age is known from
+	// upstream's last-sync annotation alone, and it is due by upstream's rule.
+	upstream bool
 }
 
 // issuedFor reports whether the stored kubeconfig was issued for the shoot of that name and uid.
@@ -49,6 +52,11 @@ func (s stored) issuedFor(shoot string, uid types.UID) bool {
 // NotHeldPoll is how often a GardenerCluster that no Runtime holds, or whose shoot does not
 // exist, is looked at again; a change of the GardenerCluster wakes it first.
 const NotHeldPoll = 5 * time.Minute
+
+// AddressPoll is how often a GardenerCluster whose shoot has no API server address yet (a shoot
+// created again under its name) is looked at again; the Runtime waiting for the kubeconfig wakes
+// it first, by asking for a rotation once the shoot is reconciled.
+const AddressPoll = 30 * time.Second
 
 // ensure keeps a valid kubeconfig in the Secret: it fetches one when there is none, when the
 // stored one has lived past the rotation point, or when it was issued for another shoot (by
@@ -65,10 +73,14 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 	}
 	secret, uid := w.secret, w.uid
 	now := k.Clock.Now()
-	cur := readStored(secret, ref.Key)
+	cur := readStored(secret, ref.Key, k.Lifetime)
 	_, forced := gc.Annotations[infrav1.AnnotationForceKubeconfigRotation]
 	if rotateAt := k.rotateAt(cur); cur.present && cur.issuedFor(gc.Spec.Shoot.Name, uid) && now.Before(rotateAt) && !forced {
 		k.publish(gc, cur.expires)
+		if at := gc.Status.KubeconfigExpiresAt; at == nil || !at.Time.Equal(cur.expires) {
+			// A kubeconfig taken over from upstream: its expiry enters the status unchanged.
+			gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: cur.expires}
+		}
 		return fsm.DoneUntil(rotateAt.Sub(now))
 	}
 	kubeconfig, expires, err := k.Kubeconfigs.AdminKubeconfig(ctx, gc.Spec.Shoot.Name, k.Lifetime)
@@ -125,14 +137,17 @@ func (k kubeconfigs) observe(ctx context.Context, gc *infrav1.GardenerCluster) (
 			return stop(fsm.Fail(err))
 		}
 	}
-	uid, err := k.Kubeconfigs.ShootUID(ctx, gc.Spec.Shoot.Name)
+	shoot, err := k.Kubeconfigs.Shoot(ctx, gc.Spec.Shoot.Name)
 	if apierrors.IsNotFound(err) {
 		return stop(fsm.Wait(NotHeldPoll, "Shoot "+gc.Spec.Shoot.Name+" does not exist: no kubeconfig can be issued for it"))
 	}
 	if err != nil {
 		return stop(fsm.Fail(err))
 	}
-	return world{holder: rt, secret: secret, uid: uid}, nil
+	if !shoot.Addressed {
+		return stop(fsm.Wait(AddressPoll, "Shoot "+gc.Spec.Shoot.Name+" advertises no API server address yet: no kubeconfig can be issued for it"))
+	}
+	return world{holder: rt, secret: secret, uid: shoot.UID}, nil
 }
 
 // outsideNamespace refuses a Secret outside the GardenerCluster's own namespace. Whoever may
@@ -170,25 +185,45 @@ func OwnsSecret(secret *corev1.Secret, cluster string) bool {
 	return secret.Labels[infrav1.LabelKymaManagedBy] == ManagedBy && secret.Labels[infrav1.LabelClusterName] == cluster
 }
 
-// rotateAt is when a kubeconfig is due for rotation.
+// rotateAt is when a kubeconfig is due for rotation. One upstream's manager issued is due when
+// upstream would rotate it: at 95% of its rotation period (the fraction RotateAfter of the
+// lifetime, upstream's --minimal-rotation-time of its --kubeconfig-expiration-time) after its
+// last sync. So a takeover rotates no kubeconfig upstream would not have rotated then.
 func (k kubeconfigs) rotateAt(s stored) time.Time {
 	life := s.expires.Sub(s.issued)
+	if s.upstream {
+		return s.issued.Add(time.Duration(upstreamRotationRatio * k.RotateAfter * float64(life)))
+	}
 	return s.issued.Add(time.Duration(float64(life) * k.RotateAfter))
 }
 
-// readStored reads what secret says about the kubeconfig under key. The shoot it was issued for
-// is in AnnotationShoot and AnnotationShootUID; a Secret upstream's manager wrote has only the
-// shoot name label it copied from its GardenerCluster.
-func readStored(secret *corev1.Secret, key string) stored {
+// upstreamRotationRatio is the part of its rotation period after which upstream's manager
+// rotates a kubeconfig (its rotationPeriodRatio).
+const upstreamRotationRatio = 0.95
+
+// readStored reads what secret says about the kubeconfig under key. Its age is in
+// AnnotationIssuedAt and AnnotationExpiresAt; a Secret upstream's manager wrote has only
+// upstream's last-sync annotation, the time it fetched the kubeconfig, which was issued for
+// lifetime (both managers take the lifetime from --kubeconfig-expiration-time). The shoot it
+// was issued for is in AnnotationShoot and AnnotationShootUID; a Secret upstream's manager wrote
+// has only the shoot name label it copied from its GardenerCluster.
+func readStored(secret *corev1.Secret, key string, lifetime time.Duration) stored {
 	if len(secret.Data[key]) == 0 {
 		return stored{}
 	}
+	s := stored{present: true, shoot: secret.Annotations[AnnotationShoot], uid: types.UID(secret.Annotations[AnnotationShootUID])}
 	issued, err1 := time.Parse(time.RFC3339, secret.Annotations[AnnotationIssuedAt])
 	expires, err2 := time.Parse(time.RFC3339, secret.Annotations[AnnotationExpiresAt])
-	if err1 != nil || err2 != nil {
+	_, ours := secret.Annotations[AnnotationIssuedAt]
+	synced, err3 := time.Parse(time.RFC3339, secret.Annotations[infrav1.AnnotationLastSync])
+	switch {
+	case err1 == nil && err2 == nil:
+		s.issued, s.expires = issued, expires
+	case !ours && err3 == nil && lifetime > 0:
+		s.issued, s.expires, s.upstream = synced, synced.Add(lifetime), true
+	default:
 		return stored{} // unknown age: rotate
 	}
-	s := stored{present: true, issued: issued, expires: expires, shoot: secret.Annotations[AnnotationShoot], uid: types.UID(secret.Annotations[AnnotationShootUID])}
 	if s.shoot == "" {
 		s.shoot = secret.Labels[infrav1.LabelShootName]
 	}

@@ -40,17 +40,19 @@ type issuer struct {
 	issued int
 	err    error
 	uids   map[string]types.UID
+	// unaddressed makes every shoot advertise no API server address, as one being created.
+	unaddressed bool
 }
 
-func (i *issuer) ShootUID(_ context.Context, shoot string) (types.UID, error) {
+func (i *issuer) Shoot(_ context.Context, shoot string) (ShootState, error) {
 	uid, ok := i.uids[shoot]
 	if !ok {
-		return types.UID("uid-" + shoot), nil
+		return ShootState{UID: types.UID("uid-" + shoot), Addressed: !i.unaddressed}, nil
 	}
 	if uid == "" {
-		return "", apierrors.NewNotFound(schema.GroupResource{Group: "core.gardener.cloud", Resource: "shoots"}, shoot)
+		return ShootState{}, apierrors.NewNotFound(schema.GroupResource{Group: "core.gardener.cloud", Resource: "shoots"}, shoot)
 	}
-	return uid, nil
+	return ShootState{UID: uid, Addressed: !i.unaddressed}, nil
 }
 
 func (i *issuer) AdminKubeconfig(_ context.Context, shoot string, lifetime time.Duration) ([]byte, time.Time, error) {
@@ -120,6 +122,19 @@ func storedSecret(issued time.Time, kubeconfig string) *corev1.Secret {
 	return s
 }
 
+// upstreamSecret is the kubeconfig Secret upstream's manager wrote for testCluster at synced:
+// the GardenerCluster's labels, managed-by and cluster-name, and only the last-sync annotation.
+func upstreamSecret(synced time.Time, kubeconfig string) *corev1.Secret {
+	s := &corev1.Secret{Data: map[string][]byte{"config": []byte(kubeconfig)}}
+	s.Name, s.Namespace = "kubeconfig-rid-1", namespace
+	s.Labels = map[string]string{
+		infrav1.LabelRuntimeID: "rid-1", infrav1.LabelKymaName: "kyma-1", infrav1.LabelShootName: "c-1",
+		infrav1.LabelKymaManagedBy: ManagedBy, infrav1.LabelClusterName: "rid-1",
+	}
+	s.Annotations = map[string]string{infrav1.AnnotationLastSync: synced.UTC().Format(time.RFC3339)}
+	return s
+}
+
 // TestEnsureKubeconfig covers when the step fetches a kubeconfig, what it stores, and what it
 // refuses to touch.
 func TestEnsureKubeconfig(t *testing.T) {
@@ -131,8 +146,10 @@ func TestEnsureKubeconfig(t *testing.T) {
 		// runtime changes the Runtime that holds the GardenerCluster; noRuntime leaves it out.
 		runtime   func(*infrav1.Runtime)
 		noRuntime bool
-		// uids are the issuer's shoot uids (see issuer).
-		uids map[string]types.UID
+		// uids are the issuer's shoot uids (see issuer); unaddressed makes its shoots advertise
+		// no API server address.
+		uids        map[string]types.UID
+		unaddressed bool
 		// after moves the clock before the step runs.
 		after time.Duration
 		// gardener fails every request when set.
@@ -208,6 +225,12 @@ func TestEnsureKubeconfig(t *testing.T) {
 			want: "Wait(5m0s, Shoot c-1 does not exist", kubeconfig: "old",
 		},
 		{
+			name:   "a shoot created again under its name waits for its API server address, and the stored kubeconfig stays",
+			secret: storedSecret(t0.Add(-2*time.Hour), "earlier shoot's"),
+			uids:   map[string]types.UID{"c-1": "uid-recreated"}, unaddressed: true,
+			want: "Wait(30s, Shoot c-1 advertises no API server address yet", kubeconfig: "earlier shoot's",
+		},
+		{
 			name: "a kubeconfig issued for another shoot is rotated at once",
 			secret: func() *corev1.Secret {
 				s := storedSecret(t0.Add(-2*time.Hour), "other shoot's")
@@ -232,6 +255,25 @@ func TestEnsureKubeconfig(t *testing.T) {
 				return s
 			}(),
 			want: "DoneUntil(10h0m0s)", kubeconfig: "upstream's",
+		},
+		{
+			name:   "upstream's kubeconfig is kept until upstream would rotate it: 95% of its rotation period after its last sync",
+			secret: upstreamSecret(t0.Add(-2*time.Hour), "upstream's"),
+			want:   "DoneUntil(9h24m0s)", kubeconfig: "upstream's",
+		},
+		{
+			name:   "upstream's kubeconfig due by its last sync is rotated",
+			secret: upstreamSecret(t0.Add(-2*time.Hour), "upstream's"), after: 9*time.Hour + 24*time.Minute,
+			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+		},
+		{
+			name: "upstream's kubeconfig without a readable last sync is of unknown age, and rotated",
+			secret: func() *corev1.Secret {
+				s := upstreamSecret(t0, "upstream's")
+				s.Annotations[infrav1.AnnotationLastSync] = "yesterday"
+				return s
+			}(),
+			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
 			name: "a Secret outside the GardenerCluster's namespace is refused",
@@ -268,7 +310,7 @@ func TestEnsureKubeconfig(t *testing.T) {
 				objs = append(objs, rt)
 			}
 			b := newBench(t, objs...)
-			b.issuer.err, b.issuer.uids = tt.gardener, tt.uids
+			b.issuer.err, b.issuer.uids, b.issuer.unaddressed = tt.gardener, tt.uids, tt.unaddressed
 			b.clock.Step(tt.after)
 			if err := b.kcp.Get(t.Context(), client.ObjectKeyFromObject(gc), gc); err != nil {
 				t.Fatal(err)

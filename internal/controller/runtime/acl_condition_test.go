@@ -47,11 +47,11 @@ func TestACLCondition(t *testing.T) {
 			case tt.status != "" && (c == nil || c.Status != tt.status || c.Reason != tt.reason):
 				t.Errorf("condition %+v, want %s %s", c, tt.status, tt.reason)
 			}
-			cm, err := provisioningInfo(rt, nil, tt.enabled)
+			cm, err := provisioningInfo(rt, nil, "", tt.enabled)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if listed := strings.Contains(cm.Data["details"], "kubeAPIServerACL"); listed != tt.listed {
+			if listed := strings.Contains(cm.Data["details"], "kubeAPIServer:"); listed != tt.listed {
 				t.Errorf("kyma-provisioning-info lists the ACL: %v, want %v\n%s", listed, tt.listed, cm.Data["details"])
 			}
 		})

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -29,10 +30,11 @@ const UpstreamFinalizer = "runtime-controller.infrastructure-manager.kyma-projec
 const (
 	// LabelUpstreamManagedBy marks upstream's OpenIDConnects (value infrastructure-manager).
 	LabelUpstreamManagedBy = "operator.kyma-project.io/managed-by"
-	// LabelUpstreamReconcilerManagedBy marks upstream's administrator bindings (value
-	// infrastructure-manager, with app=kyma).
+	// LabelUpstreamReconcilerManagedBy marks upstream's administrator bindings: value
+	// infrastructure-manager on those upstream creates (admin-<random>, no other label),
+	// reconciler on those its predecessor left, which upstream manages too.
 	LabelUpstreamReconcilerManagedBy = "reconciler.kyma-project.io/managed-by"
-	// upstreamManager is the value of both labels.
+	// upstreamManager is the value of both labels on what upstream creates.
 	upstreamManager = "infrastructure-manager"
 )
 
@@ -124,11 +126,14 @@ type steps struct {
 	Config
 	// seeds keeps the seed lists of shoots created recently (nil: none).
 	seeds *seedLists
+	// seedRegions keeps the region of each seed read, by seed name (nil: none kept). A seed's
+	// region does not change, so the provisioning info of a re-check costs no Gardener request.
+	seedRegions *sync.Map
 }
 
 // NewMachine returns the Runtime controller's transition table.
 func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
-	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now)}
+	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now), seedRegions: &sync.Map{}}
 	if s.Convert.Namespace == "" {
 		s.Convert.Namespace = cfg.GardenNamespace
 	}

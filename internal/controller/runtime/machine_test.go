@@ -76,13 +76,14 @@ func newFleet(t *testing.T, w *world) *fleet {
 	return f
 }
 
-// ShootUID is the uid of the shoot in the world's garden, as Gardener's shoot cache has it.
-func (f *fleet) ShootUID(ctx context.Context, name string) (types.UID, error) {
+// Shoot is the shoot in the world's garden, as Gardener's shoot cache has it; the world's shoots
+// are always addressed.
+func (f *fleet) Shoot(ctx context.Context, name string) (gardenercluster.ShootState, error) {
 	shoot := &gardencorev1beta1.Shoot{}
 	if err := f.w.garden.Get(ctx, types.NamespacedName{Namespace: testProject, Name: name}, shoot); err != nil {
-		return "", err
+		return gardenercluster.ShootState{}, err
 	}
-	return shoot.UID, nil
+	return gardenercluster.ShootState{UID: shoot.UID, Addressed: true}, nil
 }
 
 // AdminKubeconfig issues the runtime cluster's kubeconfig, as Gardener would, while issue holds.

@@ -3,10 +3,12 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -19,14 +21,24 @@ import (
 // Kyma components how the runtime was provisioned, as upstream writes it; its key is "details".
 const ProvisioningInfoName = "kyma-provisioning-info"
 
-// provisioningDetails is the YAML in the ConfigMap's details key, with upstream's field names.
+// provisioningDetails is the YAML in the ConfigMap's details key, with upstream's keys and the
+// values upstream takes for them (its skrdetails package): the identity from the Runtime's
+// labels, the regions from its spec and from the shoot's seed, lastReconcileTime from the
+// shoot's last operation as the Runtime's status mirrors it. Empty values are left out, as
+// upstream leaves them out, so a ConfigMap upstream wrote for a runtime reads the same here and a
+// takeover rewrites none.
 type provisioningDetails struct {
-	WorkerPools          workerPools           `json:"workerPools"`
-	GlobalAccountID      string                `json:"globalAccountID,omitempty"`
-	SubaccountID         string                `json:"subaccountID,omitempty"`
-	Region               string                `json:"region,omitempty"`
-	InfrastructureConfig *runtime.RawExtension `json:"infrastructureConfig,omitempty"`
-	NetworkDetails       networkDetails        `json:"networkDetails"`
+	WorkerPools           workerPools           `json:"workerPools"`
+	GlobalAccountID       string                `json:"globalAccountID,omitempty"`
+	SubaccountID          string                `json:"subaccountID,omitempty"`
+	EnvironmentInstanceID string                `json:"environmentInstanceID,omitempty"`
+	InstanceName          string                `json:"instanceName,omitempty"`
+	Region                string                `json:"region,omitempty"`
+	PlatformRegion        string                `json:"platformRegion,omitempty"`
+	SeedRegion            string                `json:"seedRegion,omitempty"`
+	LastReconcileTime     *metav1.Time          `json:"lastReconcileTime,omitempty"`
+	InfrastructureConfig  *runtime.RawExtension `json:"infrastructureConfig,omitempty"`
+	NetworkDetails        networkDetails        `json:"networkDetails"`
 }
 
 type workerPools struct {
@@ -44,22 +56,34 @@ type workerPool struct {
 
 type networkDetails struct {
 	DualStackIPEnabled bool `json:"dualStackIPEnabled"`
-	// KubeAPIServerACL lists the networks the API server admits, when the Runtime restricts it.
-	KubeAPIServerACL []string `json:"kubeAPIServerACL,omitempty"`
+	// KubeAPIServer lists the networks the API server admits, when the Runtime restricts it.
+	KubeAPIServer *kubeAPIServerDetails `json:"kubeAPIServer,omitempty"`
 }
 
-// provisioningInfo returns the kyma-provisioning-info ConfigMap of rt, whose shoot is shoot. It
-// lists the API server's access list only when the manager writes it: ACLs are on (aclApplied)
-// and the provider has them.
-func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, aclApplied bool) (*corev1.ConfigMap, error) {
+type kubeAPIServerDetails struct {
+	ACL []string `json:"acl,omitempty"`
+}
+
+// provisioningInfo returns the kyma-provisioning-info ConfigMap of rt, whose shoot is shoot and
+// whose shoot's seed is in seedRegion ("" when not known). It lists the API server's access
+// list only when the manager writes it: ACLs are on (aclApplied) and the provider has them.
+func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, seedRegion string, aclApplied bool) (*corev1.ConfigMap, error) {
 	pool := func(w infrav1.Worker) workerPool {
 		return workerPool{Name: w.Name, MachineType: w.Machine.Type, HAZones: len(w.Zones) >= 3, AutoScalerMin: w.Minimum, AutoScalerMax: w.Maximum}
 	}
 	d := provisioningDetails{
-		GlobalAccountID: rt.Labels[infrav1.LabelGlobalAccountID],
-		SubaccountID:    rt.Labels[infrav1.LabelSubaccountID],
-		Region:          rt.Spec.Shoot.Region,
-		NetworkDetails:  networkDetails{DualStackIPEnabled: shoot != nil && shoot.Spec.Networking != nil && len(shoot.Spec.Networking.IPFamilies) > 1},
+		GlobalAccountID:       rt.Labels[infrav1.LabelGlobalAccountID],
+		SubaccountID:          rt.Labels[infrav1.LabelSubaccountID],
+		EnvironmentInstanceID: rt.Labels[infrav1.LabelInstanceID],
+		InstanceName:          rt.Labels[infrav1.LabelKymaName],
+		Region:                rt.Spec.Shoot.Region,
+		PlatformRegion:        rt.Spec.Shoot.PlatformRegion,
+		SeedRegion:            seedRegion,
+		NetworkDetails:        networkDetails{DualStackIPEnabled: shoot != nil && shoot.Spec.Networking != nil && len(shoot.Spec.Networking.IPFamilies) > 1},
+	}
+	if op := rt.Status.ShootLastOperation; op != nil && !op.LastUpdateTime.IsZero() {
+		at := metav1.NewTime(op.LastUpdateTime.UTC())
+		d.LastReconcileTime = &at
 	}
 	if workers := rt.Spec.Shoot.Provider.Workers; len(workers) > 0 {
 		d.WorkerPools.Kyma = pool(workers[0])
@@ -72,8 +96,8 @@ func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, aclAp
 	if shoot != nil {
 		d.InfrastructureConfig = shoot.Spec.Provider.InfrastructureConfig
 	}
-	if acl := rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL; acl != nil && aclApplied && gardener.NeedsACL(rt) {
-		d.NetworkDetails.KubeAPIServerACL = acl.AllowedCIDRs
+	if acl := rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL; acl != nil && len(acl.AllowedCIDRs) > 0 && aclApplied && gardener.NeedsACL(rt) {
+		d.NetworkDetails.KubeAPIServer = &kubeAPIServerDetails{ACL: acl.AllowedCIDRs}
 	}
 	data, err := yaml.Marshal(d)
 	if err != nil {
@@ -86,13 +110,39 @@ func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, aclAp
 	return cm, nil
 }
 
+// seedRegion is the region of the seed the shoot is scheduled on, as upstream writes it into
+// the provisioning info: "" while the shoot has no seed. The seed is read once per seed name.
+func (s steps) seedRegion(ctx context.Context, shoot *gardencorev1beta1.Shoot) (string, error) {
+	if shoot == nil || shoot.Spec.SeedName == nil || *shoot.Spec.SeedName == "" {
+		return "", nil
+	}
+	name := *shoot.Spec.SeedName
+	if s.seedRegions != nil {
+		if region, ok := s.seedRegions.Load(name); ok {
+			return region.(string), nil
+		}
+	}
+	seed := &gardencorev1beta1.Seed{}
+	if err := s.Garden.Get(ctx, client.ObjectKey{Name: name}, seed); err != nil {
+		return "", fmt.Errorf("get seed %s of shoot %s: %w", name, shoot.Name, err)
+	}
+	if s.seedRegions != nil {
+		s.seedRegions.Store(name, seed.Spec.Provider.Region)
+	}
+	return seed.Spec.Provider.Region, nil
+}
+
 // applyProvisioningInfo writes the kyma-provisioning-info ConfigMap into the runtime cluster.
 func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1.Runtime) error {
 	shoot, err := s.currentShoot(ctx, rt)
 	if err != nil {
 		return err
 	}
-	cm, err := provisioningInfo(rt, shoot, s.ACLConfigMap.Name != "")
+	region, err := s.seedRegion(ctx, shoot)
+	if err != nil {
+		return err
+	}
+	cm, err := provisioningInfo(rt, shoot, region, s.ACLConfigMap.Name != "")
 	if err != nil {
 		return err
 	}
@@ -108,6 +158,10 @@ func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1
 	default:
 		if same, err := upToDate(ac, current); err == nil && same {
 			// A re-check finds it as the Runtime asks: nothing to write.
+			return nil
+		}
+		if current.Labels[LabelUpstreamReconcilerManagedBy] == upstreamManager && maps.Equal(current.Data, cm.Data) {
+			// Upstream's, with the details the Runtime asks for: a takeover leaves it as it is.
 			return nil
 		}
 	}

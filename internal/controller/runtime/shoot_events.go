@@ -120,9 +120,10 @@ func (q laterQueue) Add(item reconcile.Request) { q.AddAfter(item, q.after) }
 
 // TrimShoot is the garden cache's transform for shoots: it keeps of a shoot what the steps and
 // the shoot watch read, so a fleet's cached shoots hold no more. It drops the managedFields and,
-// of the status, all but the last operation, the last errors and the observed generation: the
-// health conditions, constraints, credentials rotation, networks and addresses that Gardener
-// keeps there are no step's business. Anything else passes as it is.
+// of the status, all but the last operation, the last errors, the observed generation and the
+// advertised addresses (the GardenerCluster controller asks for a kubeconfig only once the API
+// server has one): the health conditions, constraints, credentials rotation and networks that
+// Gardener keeps there are no step's business. Anything else passes as it is.
 func TrimShoot(obj any) (any, error) {
 	shoot, ok := obj.(*gardencorev1beta1.Shoot)
 	if !ok {
@@ -130,9 +131,10 @@ func TrimShoot(obj any) (any, error) {
 	}
 	shoot.ManagedFields = nil
 	shoot.Status = gardencorev1beta1.ShootStatus{
-		LastOperation:      shoot.Status.LastOperation,
-		LastErrors:         shoot.Status.LastErrors,
-		ObservedGeneration: shoot.Status.ObservedGeneration,
+		LastOperation:       shoot.Status.LastOperation,
+		LastErrors:          shoot.Status.LastErrors,
+		ObservedGeneration:  shoot.Status.ObservedGeneration,
+		AdvertisedAddresses: shoot.Status.AdvertisedAddresses,
 	}
 	return shoot, nil
 }

@@ -130,8 +130,8 @@ func TestShootChanges(t *testing.T) {
 }
 
 // TestTrimShoot keeps of a shoot what the steps read: all of its spec and metadata but the
-// managedFields, and of its status the last operation, the last errors and the observed
-// generation.
+// managedFields, and of its status the last operation, the last errors, the observed generation
+// and the advertised addresses.
 func TestTrimShoot(t *testing.T) {
 	shoot := &gardencorev1beta1.Shoot{ObjectMeta: metav1.ObjectMeta{Name: "s1", Namespace: "garden-kyma", Generation: 3,
 		Labels: map[string]string{LabelRuntimeName: "rt-1"}, Annotations: map[string]string{AnnotationAppliedHash: "abc"},
@@ -149,7 +149,7 @@ func TestTrimShoot(t *testing.T) {
 	want := shoot.DeepCopy()
 	want.ManagedFields = nil
 	want.Status = gardencorev1beta1.ShootStatus{LastOperation: shoot.Status.LastOperation.DeepCopy(),
-		LastErrors: slices.Clone(shoot.Status.LastErrors), ObservedGeneration: 3}
+		LastErrors: slices.Clone(shoot.Status.LastErrors), ObservedGeneration: 3, AdvertisedAddresses: slices.Clone(shoot.Status.AdvertisedAddresses)}
 
 	got, err := TrimShoot(shoot)
 	if err != nil {

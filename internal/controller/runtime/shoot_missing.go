@@ -23,20 +23,26 @@ func provisioned(rt *infrav1.Runtime) bool {
 // never provisioned creates it: nil. A provisioned one fails for good, because a shoot deleted
 // outside the manager is an incident, and recreating it would give the runtime an empty cluster
 // under its old name. The failure records the manual retry pending when the shoot went
-// missing (status.shootMissing); only a newer manual retry recreates the shoot (nil again).
-// See docs/adr for the decision.
+// missing (status.shootMissing); a newer manual retry lets the shoot be created again (nil),
+// on every pass until the shoot is seen again (shootFound), so that a pass that finds the new
+// shoot not yet in the cache creates it again rather than failing anew. See docs/adr for the
+// decision.
 func shootMissing(rt *infrav1.Runtime) error {
 	if !provisioned(rt) {
 		return nil
 	}
-	if m := rt.Status.ShootMissing; m != nil && m.RetryRequestedAt != rt.Status.RetryRequestedAt {
-		rt.Status.ShootMissing = nil
-		return nil
-	}
-	if rt.Status.ShootMissing == nil {
+	m := rt.Status.ShootMissing
+	if m == nil {
 		rt.Status.ShootMissing = &infrav1.ShootMissingStatus{RetryRequestedAt: rt.Status.RetryRequestedAt}
+	} else if m.RetryRequestedAt != rt.Status.RetryRequestedAt {
+		return nil
 	}
 	return retry.Terminal(ReasonShootMissing, fmt.Errorf(
 		"shoot %s of this provisioned runtime is gone and the manager did not delete it; it is not recreated on its own: set the annotation %s to a new time to recreate it",
 		rt.Spec.Shoot.Name, infrav1.RetryRequestedAtAnnotation))
+}
+
+// shootFound forgets that rt's shoot went missing, once it exists again.
+func shootFound(rt *infrav1.Runtime) {
+	rt.Status.ShootMissing = nil
 }

@@ -50,6 +50,10 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 		return fsm.Fail(fmt.Errorf("get authentication configuration %s: %w", cm.Name, err))
 	case gardenOwner(current, rt) != "":
 		return fsm.Fail(takenError(current, rt))
+	case gardener.WrittenByUpstream(rt, s.Convert, current) && !patchForced(rt):
+		// Upstream's ConfigMap for the Runtime's current OIDC settings: it already says what the
+		// Runtime asks for, and a takeover writes nothing (its users keep their names).
+		return fsm.Next(StepApplyShoot)
 	default:
 		// A ConfigMap that exists keeps its users' names: its username and groups prefixes stay
 		// until the Runtime's OIDC settings change.

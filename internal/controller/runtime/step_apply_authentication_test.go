@@ -69,6 +69,8 @@ func TestApplyAuthentication(t *testing.T) {
 		// step read the ConfigMap.
 		creating bool
 		reads    int
+		// data is the ConfigMap's config.yaml afterwards when not the rendered configuration.
+		data string
 	}{
 		{
 			name:  "without an OIDC provider or a landscape default, moves on without a ConfigMap",
@@ -106,11 +108,20 @@ func TestApplyAuthentication(t *testing.T) {
 		},
 		{
 			// Once, so that a later change of the Runtime's OIDC settings can be told apart.
-			name: "a ConfigMap upstream wrote with the same data is marked with the OIDC settings it is taken over for", reads: 1,
+			name: "an unmarked ConfigMap in this manager's words (an older manager's) is marked once with the OIDC settings it is taken over for", reads: 1,
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
 				return []client.Object{authConfig(t, rt, rendered(t, rt), false)}
 			},
 			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+		},
+		{
+			// Written by upstream's structuredauth package for the AWS example's provider: its own
+			// structs, keys sorted, no username prefix given, the groups prefix defaulted to "".
+			name: "upstream's ConfigMap for the Runtime's current OIDC settings is taken over without a write", reads: 1,
+			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
+				return []client.Object{authConfig(t, rt, upstreamAWSAuth, false)}
+			},
+			want: "Next(ApplyShoot)", exists: true, issuer: runtimeIssuer, data: upstreamAWSAuth,
 		},
 		{
 			name:  "a forced patch writes the same data again",
@@ -172,7 +183,10 @@ func TestApplyAuthentication(t *testing.T) {
 				return
 			}
 			data := cm.Data[gardener.AuthenticationConfigKey]
-			if data != rendered(t, rt) {
+			if tt.data != "" && data != tt.data {
+				t.Errorf("ConfigMap data %q, want it unchanged: %q", data, tt.data)
+			}
+			if tt.data == "" && data != rendered(t, rt) {
 				t.Errorf("ConfigMap data %q, want the rendered configuration", data)
 			}
 			if !strings.Contains(data, "url: "+tt.issuer) {
@@ -185,3 +199,20 @@ func TestApplyAuthentication(t *testing.T) {
 		})
 	}
 }
+
+// upstreamAWSAuth is the config.yaml upstream's manager writes for the OIDC provider of
+// upstream's AWS example.
+const upstreamAWSAuth = `apiVersion: apiserver.config.k8s.io/v1beta1
+jwt:
+- claimMappings:
+    groups:
+      claim: groups
+      prefix: ""
+    username:
+      claim: sub
+  issuer:
+    audiences:
+    - xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
+    url: https://my.cool.tokens.com
+kind: AuthenticationConfiguration
+`

@@ -77,6 +77,7 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 // ready seed serves the region (checkSeed).
 func (s steps) mayWriteShoot(ctx context.Context, rt *infrav1.Runtime, current *gardencorev1beta1.Shoot) error {
 	if current != nil {
+		shootFound(rt)
 		return takenError(current, rt)
 	}
 	if err := shootMissing(rt); err != nil {

@@ -176,8 +176,24 @@ func TestApplyShoot(t *testing.T) {
 			},
 			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
 			after: func(t *testing.T, rt *infrav1.Runtime) {
+				// Kept until the shoot is seen: a pass whose cache does not hold the new shoot yet
+				// applies it again instead of failing.
+				if m := rt.Status.ShootMissing; m == nil || m.RetryRequestedAt != "2026-12-01T10:00:00Z" {
+					t.Errorf("status.shootMissing %+v right after the create, want it kept until the shoot is seen", m)
+				}
+			},
+		},
+		{
+			name:     "a shoot seen again after it went missing is forgotten as missing",
+			existing: true,
+			runtime: func(rt *infrav1.Runtime) {
+				rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-02T10:00:00Z"
+				rt.Status.ShootMissing = &infrav1.ShootMissingStatus{RetryRequestedAt: "2026-12-01T10:00:00Z"}
+			},
+			want: "Next(WaitForShoot)",
+			after: func(t *testing.T, rt *infrav1.Runtime) {
 				if rt.Status.ShootMissing != nil {
-					t.Errorf("status.shootMissing %+v after the shoot was created again, want none", rt.Status.ShootMissing)
+					t.Errorf("status.shootMissing %+v with the shoot there again, want none", rt.Status.ShootMissing)
 				}
 			},
 		},

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -59,30 +60,34 @@ func ensureNamespace(ctx context.Context, c Objects, name string) error {
 	return nil
 }
 
-// upstreamAdminLabels are the labels of the administrator bindings upstream creates.
-var upstreamAdminLabels = client.MatchingLabels{"app": "kyma", LabelUpstreamReconcilerManagedBy: upstreamManager}
+// upstreamAdminSelector selects the administrator bindings upstream's manager treats as its own:
+// it marks those it creates (named admin-<random>) with the reconciler label alone, value
+// infrastructure-manager, and also manages the ones the provisioner before it left, value
+// reconciler.
+var upstreamAdminSelector = mustSelector(LabelUpstreamReconcilerManagedBy + " in (" + upstreamManager + "," + upstreamProvisioner + ")")
+
+// upstreamProvisioner is the reconciler label's value on the bindings of upstream's predecessor.
+const upstreamProvisioner = "reconciler"
+
+func mustSelector(s string) labels.Selector {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return sel
+}
 
 // reconcileAdministrators makes the managed cluster-admin bindings match the administrators.
-// Bindings upstream created for an administrator are managed too: one that still grants a
-// listed administrator cluster-admin stands for that administrator, any other one is removed.
+// Bindings upstream manages are managed too, by upstream's rule: one that names a listed
+// administrator (or a ServiceAccount) among its subjects stands for the administrators it
+// names, and one that makes nobody listed cluster-admin is removed.
 func reconcileAdministrators(ctx context.Context, c Objects, admins []string) error {
 	want := map[string]string{}
 	for _, a := range admins {
 		want[adminBindingName(a)] = a
 	}
-	upstream := &rbacv1.ClusterRoleBindingList{}
-	if err := c.List(ctx, upstream, upstreamAdminLabels); err != nil {
-		return fmt.Errorf("list upstream's administrator bindings: %w", err)
-	}
-	for i := range upstream.Items {
-		b := &upstream.Items[i]
-		if admin := upstreamAdmin(b); admin != "" && want[adminBindingName(admin)] == admin {
-			delete(want, adminBindingName(admin))
-			continue
-		}
-		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
-			return fmt.Errorf("delete upstream's administrator binding %s: %w", b.Name, err)
-		}
+	if err := reconcileUpstreamAdministrators(ctx, c, want); err != nil {
+		return err
 	}
 	have := &rbacv1.ClusterRoleBindingList{}
 	if err := c.List(ctx, have, client.MatchingLabels{LabelManagedBy: FieldOwner}); err != nil {
@@ -90,7 +95,7 @@ func reconcileAdministrators(ctx context.Context, c Objects, admins []string) er
 	}
 	for i := range have.Items {
 		b := &have.Items[i]
-		if _, ok := want[b.Name]; ok {
+		if admin, ok := want[b.Name]; ok && upstreamAdmin(b) == admin {
 			delete(want, b.Name)
 			continue
 		}
@@ -112,10 +117,47 @@ func reconcileAdministrators(ctx context.Context, c Objects, admins []string) er
 	return nil
 }
 
-// upstreamAdmin returns the user an upstream binding makes cluster-admin; "" when it grants
-// anything else or to anyone else than one user.
+// reconcileUpstreamAdministrators deletes upstream's administrator bindings that make nobody in
+// want cluster-admin, and removes from want the administrators upstream's bindings stand for.
+func reconcileUpstreamAdministrators(ctx context.Context, c Objects, want map[string]string) error {
+	upstream := &rbacv1.ClusterRoleBindingList{}
+	if err := c.List(ctx, upstream, client.MatchingLabelsSelector{Selector: upstreamAdminSelector}); err != nil {
+		return fmt.Errorf("list upstream's administrator bindings: %w", err)
+	}
+	for i := range upstream.Items {
+		b := &upstream.Items[i]
+		if !grantsClusterAdmin(b) {
+			continue // upstream's, but not an administrator binding: not this step's
+		}
+		kept := false
+		for _, s := range b.Subjects {
+			if s.Kind == rbacv1.ServiceAccountKind {
+				kept = true
+			}
+			if s.Kind == rbacv1.UserKind && want[adminBindingName(s.Name)] == s.Name {
+				delete(want, adminBindingName(s.Name))
+				kept = true
+			}
+		}
+		if kept {
+			continue
+		}
+		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
+			return fmt.Errorf("delete upstream's administrator binding %s: %w", b.Name, err)
+		}
+	}
+	return nil
+}
+
+// grantsClusterAdmin reports whether b binds the cluster-admin ClusterRole.
+func grantsClusterAdmin(b *rbacv1.ClusterRoleBinding) bool {
+	return b.RoleRef.Kind == "ClusterRole" && b.RoleRef.Name == "cluster-admin"
+}
+
+// upstreamAdmin returns the user a binding makes cluster-admin; "" when it grants anything
+// else or to anyone else than one user.
 func upstreamAdmin(b *rbacv1.ClusterRoleBinding) string {
-	if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.Name != "cluster-admin" || len(b.Subjects) != 1 || b.Subjects[0].Kind != rbacv1.UserKind {
+	if !grantsClusterAdmin(b) || len(b.Subjects) != 1 || b.Subjects[0].Kind != rbacv1.UserKind {
 		return ""
 	}
 	return b.Subjects[0].Name

@@ -44,7 +44,10 @@ func TestConfigureCluster(t *testing.T) {
 	// The administrator of upstream's AWS example, and one the case may add.
 	const admin, second = "admin@myorg.com", "second@myorg.com"
 	managedBy := map[string]string{LabelManagedBy: FieldOwner}
-	upstream := map[string]string{"app": "kyma", LabelUpstreamReconcilerManagedBy: upstreamManager}
+	// upstream labels its bindings with the reconciler label alone; the provisioner before it
+	// used the value reconciler, and upstream manages those too.
+	upstream := map[string]string{LabelUpstreamReconcilerManagedBy: upstreamManager}
+	provisioner := map[string]string{LabelUpstreamReconcilerManagedBy: "reconciler"}
 	tests := []struct {
 		name string
 		// admins replace the Runtime's administrators when set.
@@ -94,6 +97,41 @@ func TestConfigureCluster(t *testing.T) {
 			existing: []client.Object{adminBinding("upstream-admin", second, upstream)},
 			want:     "Done",
 			bindings: map[string]string{adminBindingName(admin): admin},
+		},
+		{
+			name: "upstream's bindings as upstream labels them: the listed administrator keeps one, the removed one loses it",
+			existing: []client.Object{
+				adminBinding("admin-x7k2p", admin, upstream),
+				adminBinding("admin-q9w4z", second, upstream),
+			},
+			want:     "Done",
+			bindings: map[string]string{"admin-x7k2p": admin},
+		},
+		{
+			name: "the provisioner's bindings are upstream's too",
+			existing: []client.Object{
+				adminBinding("admin-old1", admin, provisioner),
+				adminBinding("admin-old2", second, provisioner),
+			},
+			want:     "Done",
+			bindings: map[string]string{"admin-old1": admin},
+		},
+		{
+			name: "an upstream binding of another role, or of a ServiceAccount, stays",
+			existing: []client.Object{
+				func() client.Object {
+					b := adminBinding("admin-view", second, upstream)
+					b.RoleRef.Name = "view"
+					return b
+				}(),
+				func() client.Object {
+					b := adminBinding("admin-sa", second, upstream)
+					b.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "ops", Namespace: "kube-system"}}
+					return b
+				}(),
+			},
+			want:     "Done",
+			bindings: map[string]string{adminBindingName(admin): admin, "admin-view": "", "admin-sa": ""},
 		},
 		{
 			name:   "a failed create fails",

@@ -31,6 +31,7 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 	if err != nil {
 		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))
 	}
+	shootFound(rt)
 	rt.Status.Gardener = gardener.MirrorStatus(shoot)
 	mirrorUpstreamStatus(rt, shoot)
 	obs := gardener.Observe(shoot)

@@ -22,11 +22,9 @@ import (
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/internal/testenv/upstream"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 )
-
-// upstreamFieldManager is the field manager of upstream's shoot writes.
-const upstreamFieldManager = "kim"
 
 // TestAdoptUpstreamRuntime leaves a runtime as upstream leaves a Ready one: the shoot and its
 // authentication ConfigMap applied by field manager kim through Gardener's admission, the
@@ -38,12 +36,13 @@ const upstreamFieldManager = "kim"
 // refusing a write. Then the adopted Runtime is deleted, and the deletion completes.
 func TestAdoptUpstreamRuntime(t *testing.T) {
 	ctx := t.Context()
-	rt := awsRuntime(t, "adopted-1")
+	rt := kebRuntime(t, "adopted-1")
 	rt.Spec.Security.Administrators = []string{"admin@example.com"}
 
 	shoot := leaveShootAsUpstream(t, rt, true)
 	generation, spec := shoot.Generation, shoot.Spec.DeepCopy()
-	rc := leaveClusterAsUpstream(t, shoot, "admin@example.com", "former-admin@example.com")
+	rc := leaveClusterAsUpstream(t, rt, shoot, "admin@example.com", "former-admin@example.com")
+	marks := marksOf(t, rt)
 
 	// The Runtime as upstream left it, which this manager now finds.
 	before := gardenCalls(t)
@@ -71,6 +70,13 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 	t.Logf("adopted in %s with these Gardener calls (verb/code: count): %v; writes (patch, update, delete): %v",
 		time.Since(started).Round(100*time.Millisecond), calls, writes)
 
+	var tr takeoverTrace
+	tr.trace(t, rt, marks)
+	t.Logf("takeover: %d shoot spec changes, %d structured-auth ConfigMap writes, %d kubeconfig rotations (%d before due)",
+		tr.specChanges, tr.authWrites, tr.rotations, tr.early)
+	if tr.specChanges != 0 || tr.authWrites != 0 || tr.early != 0 {
+		t.Errorf("takeover changed what upstream left: %+v, want no spec change, no ConfigMap write and no rotation before due", tr)
+	}
 	if got := rt.Finalizers; len(got) != 1 || got[0] != runtimectrl.Finalizer {
 		t.Errorf("finalizers = %v, want only %s", got, runtimectrl.Finalizer)
 	}
@@ -79,6 +85,9 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 	}
 	if err := rc.Get(ctx, client.ObjectKey{Name: "admin-kept"}, &rbacv1.ClusterRoleBinding{}); err != nil {
 		t.Errorf("upstream's binding of a listed administrator: %v, want it kept", err)
+	}
+	if n := clusterAdminBindings(t, rc, "admin@example.com"); n != 1 {
+		t.Errorf("the listed administrator has %d cluster-admin bindings, want 1", n)
 	}
 	assertGone(t, rc, client.ObjectKey{Name: "admin-removed"}, &rbacv1.ClusterRoleBinding{})
 	assertGone(t, rc, client.ObjectKey{Name: "kyma-oidc-7"}, openIDConnect("kyma-oidc-7"))
@@ -135,6 +144,17 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 	assertGone(t, garden, client.ObjectKey{Namespace: shoot.Namespace, Name: gardener.AuthenticationConfigName(shoot.Name)}, &corev1.ConfigMap{})
 }
 
+// kebRuntime is upstream's AWS example with a username prefix ("-"): without one, the structured
+// authentication configuration upstream writes for it is one kube-apiserver refuses (a claim
+// needs a prefix), so no runtime upstream left Ready has none. Upstream writes the prefix as it
+// is.
+func kebRuntime(t *testing.T, name string) *infrav1.Runtime {
+	t.Helper()
+	rt := awsRuntime(t, name)
+	rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig.UsernamePrefix = ptr.To("-")
+	return rt
+}
+
 // upstreamGardenClient reaches the garden through the simulator's front, as a manager does.
 func upstreamGardenClient(t *testing.T) client.Client {
 	t.Helper()
@@ -146,26 +166,34 @@ func upstreamGardenClient(t *testing.T) client.Client {
 }
 
 // leaveShootAsUpstream creates rt's authentication ConfigMap and shoot as upstream's manager
-// leaves them (field manager kim, without this manager's owner labels), through Gardener's
-// admission, and with ready set waits until Gardener has reconciled the shoot.
+// leaves them, through Gardener's admission: the shoot in upstream's layout (upstream.Shoot,
+// applied by field manager kim), the ConfigMap in upstream's words (upstream.AuthenticationConfigMap,
+// created by upstream's binary, field manager manager). With ready set it waits until Gardener
+// has reconciled the shoot.
 func leaveShootAsUpstream(t *testing.T, rt *infrav1.Runtime, ready bool) *gardencorev1beta1.Shoot {
 	t.Helper()
-	r, err := runtimectrl.Render(rt, nil, convertOptions(t, rt))
+	opts := convertOptions(t, rt)
+	r, err := runtimectrl.Render(rt, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shoot, err := upstream.Shoot(rt, r.Shoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := upstream.AuthenticationConfigMap(rt, opts.DefaultOIDC, shoot.Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gc := upstreamGardenClient(t)
-	for _, obj := range r.Objects() {
-		labels := obj.GetLabels()
-		for _, l := range []string{runtimectrl.LabelRuntimeName, runtimectrl.LabelRuntimeNamespace, runtimectrl.LabelManagedBy} {
-			delete(labels, l)
-		}
-		obj.SetLabels(labels)
-		if err := gc.Create(t.Context(), obj, client.FieldOwner(upstreamFieldManager)); err != nil {
-			t.Fatalf("create %s as upstream: %v", obj.GetName(), err)
+	if cm != nil {
+		if err := gc.Create(t.Context(), cm, client.FieldOwner(upstream.FieldManager)); err != nil {
+			t.Fatalf("create %s as upstream: %v", cm.Name, err)
 		}
 	}
-	shoot := r.Shoot
+	if err := gc.Create(t.Context(), shoot, client.FieldOwner(upstream.ShootFieldManager)); err != nil {
+		t.Fatalf("create shoot %s as upstream: %v", shoot.Name, err)
+	}
 	if !ready {
 		return shoot
 	}
@@ -182,13 +210,15 @@ func leaveShootAsUpstream(t *testing.T, rt *infrav1.Runtime, ready bool) *garden
 	return shoot
 }
 
-// leaveClusterAsUpstream creates in the shoot's cluster what upstream leaves there: kyma-system,
-// one administrator binding for admin and one for a former administrator, and an OpenIDConnect
-// for a provider the Runtime no longer lists (kyma-oidc-7). It returns a client of the cluster.
-func leaveClusterAsUpstream(t *testing.T, shoot *gardencorev1beta1.Shoot, admin, former string) client.Client {
+// leaveClusterAsUpstream creates what upstream leaves for a Ready runtime besides its shoot:
+// the GardenerCluster and the kubeconfig Secret its GardenerCluster controller wrote (synced
+// now), and in the shoot's cluster kyma-system, one administrator binding for admin and one for
+// a former administrator, and an OpenIDConnect for a provider the Runtime no longer lists
+// (kyma-oidc-7). It returns a client of the cluster.
+func leaveClusterAsUpstream(t *testing.T, rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, admin, former string) client.Client {
 	t.Helper()
 	ctx := t.Context()
-	req := &authenticationv1alpha1.AdminKubeconfigRequest{Spec: authenticationv1alpha1.AdminKubeconfigRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}
+	req := &authenticationv1alpha1.AdminKubeconfigRequest{Spec: authenticationv1alpha1.AdminKubeconfigRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
 	if err := upstreamGardenClient(t).SubResource("adminkubeconfig").Create(ctx, shoot, req); err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +226,10 @@ func leaveClusterAsUpstream(t *testing.T, shoot *gardencorev1beta1.Shoot, admin,
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstreamBinding := func(name, user string) *rbacv1.ClusterRoleBinding {
-		return &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "kyma", runtimectrl.LabelUpstreamReconcilerManagedBy: "infrastructure-manager"}},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	gc := upstream.GardenerCluster(rt, shoot)
+	for _, obj := range []client.Object{gc, upstream.KubeconfigSecret(gc, req.Status.Kubeconfig, time.Now())} {
+		if err := env.Client.Create(ctx, obj, client.FieldOwner(upstream.FieldManager)); err != nil {
+			t.Fatalf("create %T %s as upstream: %v", obj, obj.GetName(), err)
 		}
 	}
 	stale := openIDConnect("kyma-oidc-7")
@@ -208,8 +237,8 @@ func leaveClusterAsUpstream(t *testing.T, shoot *gardencorev1beta1.Shoot, admin,
 	_ = unstructured.SetNestedField(stale.Object, map[string]any{"issuerURL": "https://removed.example.com", "clientID": "removed"}, "spec")
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: runtimectrl.KymaNamespace}},
-		upstreamBinding("admin-kept", admin),
-		upstreamBinding("admin-removed", former),
+		upstream.AdminBinding("admin-kept", admin),
+		upstream.AdminBinding("admin-removed", former),
 		stale,
 	} {
 		if err := rc.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
@@ -217,6 +246,90 @@ func leaveClusterAsUpstream(t *testing.T, shoot *gardencorev1beta1.Shoot, admin,
 		}
 	}
 	return rc
+}
+
+// waitScheduled waits until Gardener's scheduler has bound the shoot to a seed: the binding sets
+// spec.seedName, which is Gardener's change of the spec, not the takeover's.
+func waitScheduled(t *testing.T, shoot *gardencorev1beta1.Shoot) {
+	t.Helper()
+	err := testenv.Eventually(t.Context(), time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := garden.Get(ctx, client.ObjectKeyFromObject(shoot), shoot); err != nil {
+			return false, err
+		}
+		return shoot.Spec.SeedName != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("shoot %s is not scheduled: %v", shoot.Name, err)
+	}
+}
+
+// upstreamMarks is what a runtime upstream left looks like before the takeover: its shoot's
+// generation, the resourceVersion of its structured-auth ConfigMap and the last sync of its
+// kubeconfig Secret ("" for none).
+type upstreamMarks struct {
+	generation  int64
+	authVersion string
+	lastSync    string
+}
+
+// marksOf reads the marks of rt's objects.
+func marksOf(t *testing.T, rt *infrav1.Runtime) upstreamMarks {
+	t.Helper()
+	ctx := t.Context()
+	ns := gardensim.ProjectNamespace(project)
+	var m upstreamMarks
+	shoot := &gardencorev1beta1.Shoot{}
+	if err := garden.Get(ctx, client.ObjectKey{Namespace: ns, Name: rt.Spec.Shoot.Name}, shoot); err != nil {
+		t.Fatal(err)
+	}
+	m.generation = shoot.Generation
+	cm := &corev1.ConfigMap{}
+	if err := garden.Get(ctx, client.ObjectKey{Namespace: ns, Name: gardener.AuthenticationConfigName(rt.Spec.Shoot.Name)}, cm); err == nil {
+		m.authVersion = cm.ResourceVersion
+	}
+	secret := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]}, secret); err == nil {
+		m.lastSync = secret.Annotations[infrav1.AnnotationLastSync]
+	}
+	return m
+}
+
+// takeoverTrace counts what the takeover changed of what upstream left.
+type takeoverTrace struct {
+	// specChanges are shoots whose spec changed (a new generation); authWrites structured-auth
+	// ConfigMaps written; rotations kubeconfigs rotated, early those rotated before upstream's
+	// rule made them due.
+	specChanges, authWrites, rotations, early int
+	// changed names the runtimes whose shoot spec or ConfigMap changed, or whose kubeconfig
+	// was rotated early.
+	changed []string
+}
+
+// trace compares rt's objects now with the marks before the takeover, into tr.
+func (tr *takeoverTrace) trace(t *testing.T, rt *infrav1.Runtime, before upstreamMarks) {
+	t.Helper()
+	after := marksOf(t, rt)
+	if after.generation != before.generation {
+		tr.specChanges++
+		tr.changed = append(tr.changed, rt.Name+" (shoot spec)")
+	}
+	if before.authVersion != "" && after.authVersion != before.authVersion {
+		tr.authWrites++
+		tr.changed = append(tr.changed, rt.Name+" (ConfigMap)")
+	}
+	if before.lastSync == "" || after.lastSync == before.lastSync {
+		return
+	}
+	tr.rotations++
+	synced, err1 := time.Parse(time.RFC3339, before.lastSync)
+	rotated, err2 := time.Parse(time.RFC3339, after.lastSync)
+	o := managerOptions()
+	due := time.Duration(0.95 * o.RotateAfter * float64(o.KubeconfigLifetime))
+	// last-sync has a resolution of one second.
+	if err1 != nil || err2 != nil || rotated.Before(synced.Add(due).Add(-time.Second)) {
+		tr.early++
+		tr.changed = append(tr.changed, rt.Name+" (kubeconfig rotated early)")
+	}
 }
 
 // TestDeleteUnadoptedUpstreamRuntime deletes a Runtime that still carries only upstream's
@@ -323,13 +436,13 @@ type adoptionCase struct {
 func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 	cases := []adoptionCase{
 		{kind: "r", count: 9, want: infrav1.StateReady, leave: func(t *testing.T, rt *infrav1.Runtime) {
-			leaveClusterAsUpstream(t, leaveShootAsUpstream(t, rt, true), rt.Spec.Security.Administrators[0], "nobody@example.com")
+			leaveClusterAsUpstream(t, rt, leaveShootAsUpstream(t, rt, true), rt.Spec.Security.Administrators[0], "nobody@example.com")
 		}},
 		{kind: "ra", count: 3, want: infrav1.StateReady, leave: func(t *testing.T, rt *infrav1.Runtime) {
-			leaveClusterAsUpstream(t, leaveShootAsUpstream(t, rt, true), rt.Spec.Security.Administrators[0], "former-admin@example.com")
+			leaveClusterAsUpstream(t, rt, leaveShootAsUpstream(t, rt, true), rt.Spec.Security.Administrators[0], "former-admin@example.com")
 		}},
 		{kind: "p", count: 4, want: infrav1.StateReady, leave: func(t *testing.T, rt *infrav1.Runtime) {
-			leaveShootAsUpstream(t, rt, false)
+			waitScheduled(t, leaveShootAsUpstream(t, rt, false))
 		}},
 		{kind: "f", count: 2, want: infrav1.StateFailed, leave: func(_ *testing.T, rt *infrav1.Runtime) {
 			// A version Gardener no longer offers: upstream's create was refused, no shoot.
@@ -341,16 +454,22 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 	}
 	ctx := t.Context()
 	type adopted struct {
-		rt *infrav1.Runtime
-		c  adoptionCase
+		rt    *infrav1.Runtime
+		c     adoptionCase
+		marks *upstreamMarks
 	}
 	var all []adopted
 	for _, c := range cases {
 		for i := range c.count {
-			rt := awsRuntime(t, fmt.Sprintf("up-%s-%d", c.kind, i))
+			rt := kebRuntime(t, fmt.Sprintf("up-%s-%d", c.kind, i))
 			rt.Spec.Security.Administrators = []string{"admin@example.com"}
 			c.leave(t, rt)
-			all = append(all, adopted{rt: rt, c: c})
+			a := adopted{rt: rt, c: c}
+			if c.kind != "f" && !c.deleted {
+				m := marksOf(t, rt)
+				a.marks = &m
+			}
+			all = append(all, a)
 		}
 	}
 
@@ -387,6 +506,17 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 		}
 	}
 	took := time.Since(started)
+	var tr takeoverTrace
+	for _, a := range all {
+		if a.marks != nil {
+			tr.trace(t, a.rt, *a.marks)
+		}
+	}
+	t.Logf("takeover of 16 shoots: %d shoot spec changes, %d structured-auth ConfigMap writes, %d kubeconfig rotations (%d before due) %v",
+		tr.specChanges, tr.authWrites, tr.rotations, tr.early, tr.changed)
+	if tr.specChanges != 0 || tr.authWrites != 0 || tr.early != 0 {
+		t.Errorf("takeover changed what upstream left: %+v, want no spec change, no ConfigMap write and no rotation before due", tr)
+	}
 	calls := diffCalls(before, gardenCalls(t))
 	var refusals float64
 	for call, n := range calls {
@@ -410,4 +540,25 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 	if got := calls["patch/200"]; got > 16+2 {
 		t.Errorf("%v successful patches, want at most 18: one per shoot taken over and one per deletion", got)
 	}
+}
+
+// clusterAdminBindings counts the ClusterRoleBindings that make user cluster-admin.
+func clusterAdminBindings(t *testing.T, c client.Client, user string) int {
+	t.Helper()
+	list := &rbacv1.ClusterRoleBindingList{}
+	if err := c.List(t.Context(), list); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range list.Items {
+		if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.Name != "cluster-admin" {
+			continue
+		}
+		for _, s := range b.Subjects {
+			if s.Kind == rbacv1.UserKind && s.Name == user {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -114,7 +114,7 @@ func TestContractsOtherComponentsRead(t *testing.T) {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["runtimeId"] == id && labels["shootName"] == rt.Spec.Shoot.Name {
+			if labels["runtimeId"] == id && labels["shoot"] == rt.Spec.Shoot.Name {
 				found[f.GetName()] = true
 			}
 		}

@@ -237,9 +237,15 @@ func TestHostileManifests(t *testing.T) {
 			want: failed{reason: gardener.ReasonInvalidRuntime, names: "spec.imageRegistryCache[0].config.secretReferenceName"}},
 		{name: "registry cache with the audit log credentials", runtime: registryCache(gardener.AuditLogCredentialsResource),
 			want: failed{reason: gardener.ReasonInvalidRuntime, names: "spec.imageRegistryCache[0].config.secretReferenceName"}},
+		{name: "registry cache pulling from the cloud's metadata service", runtime: func(rt *infrav1.Runtime) {
+			rt.Spec.ImageRegistryCache = []infrav1.ImageRegistryCache{{Name: "docker", Namespace: "default", UID: "c0ffee",
+				Config: infrav1.RegistryCacheConfigSpec{Upstream: "docker.io", RemoteURL: ptr.To("http://169.254.169.254")}}}
+		}, want: rejected{"spec.imageRegistryCache[0].config.remoteURL"}},
+		{name: "registry cache with credentials from the runtime cluster", runtime: registryCache("docker-hub-pull-secret"),
+			want: failed{reason: gardener.ReasonInvalidRuntime, names: "spec.imageRegistryCache[0].config.secretReferenceName"}},
 		// Ready runtimes changed behind the manager's back.
 		{name: "shoot deleted out of band", runtime: func(*infrav1.Runtime) {}, afterReady: deleteShootOutOfBand,
-			want: failed{reason: runtimectrl.ReasonShootMissing, also: assertShootNotRecreated}},
+			want: failed{reason: runtimectrl.ReasonShootMissing, also: assertShootRecreatedOnRetry}},
 		{name: "kubeconfig with an exec plugin", runtime: func(*infrav1.Runtime) {}, afterReady: overwriteKubeconfig(execTrap, func(_ *clientcmdapi.Cluster, a *clientcmdapi.AuthInfo) {
 			a.Token, a.Exec = "", &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1", Command: "/bin/sh", Args: []string{"-c", "id > /tmp/hostile"}, InteractiveMode: clientcmdapi.NeverExecInteractiveMode}
 		}), want: failed{reason: runtimectrl.ReasonKubeconfigRefused, also: execTrap.untouched}},
@@ -529,14 +535,25 @@ func deleteShootOutOfBand(t *testing.T, rt *infrav1.Runtime) {
 	}
 }
 
-// assertShootNotRecreated checks that the shoot of rt, deleted out of band, is gone or going and
-// was not created again.
-func assertShootNotRecreated(t *testing.T, rt *infrav1.Runtime) {
+// assertShootRecreatedOnRetry checks that the shoot of rt, deleted out of band, is gone and was
+// not created again while the Runtime is Failed; then a manual retry creates it, and the Runtime
+// gets Ready again.
+func assertShootRecreatedOnRetry(t *testing.T, rt *infrav1.Runtime) {
 	t.Helper()
-	assertGone(t, garden, client.ObjectKey{Namespace: gardensim.ProjectNamespace(project), Name: rt.Spec.Shoot.Name}, &gardencorev1beta1.Shoot{})
+	key := client.ObjectKey{Namespace: gardensim.ProjectNamespace(project), Name: rt.Spec.Shoot.Name}
+	assertGone(t, garden, key, &gardencorev1beta1.Shoot{})
 	got := &infrav1.Runtime{}
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(rt), got); err != nil || got.Status.State != infrav1.StateFailed {
-		t.Errorf("%s after its shoot is gone: %v, state %s; want it still Failed", rt.Name, err, got.Status.State)
+		t.Fatalf("%s after its shoot is gone: %v, state %s; want it still Failed", rt.Name, err, got.Status.State)
+	}
+	patch := client.MergeFrom(got.DeepCopy())
+	metav1.SetMetaDataAnnotation(&got.ObjectMeta, infrav1.RetryRequestedAtAnnotation, time.Now().UTC().Format(time.RFC3339))
+	if err := env.Client.Patch(t.Context(), got, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitForRuntime(t, got, 2*time.Minute, "Ready after a manual retry", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateReady })
+	if err := garden.Get(t.Context(), key, &gardencorev1beta1.Shoot{}); err != nil {
+		t.Errorf("shoot after the manual retry: %v", err)
 	}
 }
 

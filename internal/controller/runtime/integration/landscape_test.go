@@ -10,6 +10,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -182,6 +183,46 @@ func TestEUAccessOutsideTheEUIsRefused(t *testing.T) {
 	got := waitForRuntime(t, rt, time.Minute, "Failed", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateFailed })
 	if r := got.Status.Retry; r == nil || r.Reason != runtimectrl.ReasonShootRefused || !strings.Contains(r.Message, `spec.accessRestrictions[0]: Unsupported value: "eu-access-only"`) {
 		t.Errorf("retry record = %+v, want ShootRefused with Gardener's message", r)
+	}
+}
+
+// TestACLOnAProviderWithoutACLs provisions the upstream gcp example (in a platform region
+// without EU access) restricting its API server. The manager writes access lists only for aws and
+// azure, so the runtime gets Ready with the condition APIServerACL False (ACLNotApplied), the shoot
+// has no enabled acl extension, and kyma-provisioning-info lists no access list.
+func TestACLOnAProviderWithoutACLs(t *testing.T) {
+	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "gcp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &infrav1.Runtime{}
+	if err := env.Client.Scheme().Convert(objs[0], rt, nil); err != nil {
+		t.Fatal(err)
+	}
+	rt.Name, rt.Spec.Shoot.Name = "acl-gcp", "acl-gcp"
+	rt.Labels[infrav1.LabelShootName], rt.Labels[infrav1.LabelRuntimeID] = rt.Name, "rid-"+rt.Name
+	rt.Spec.Shoot.PlatformRegion = "cf-us10"
+	rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = &infrav1.ACL{AllowedCIDRs: []string{"10.20.0.0/16"}}
+	withOfferedVersion(rt)
+	if err := env.Client.Create(t.Context(), rt); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteRuntime(t, rt) })
+	got := waitForRuntime(t, rt, 2*time.Minute, "Ready", func(rt *infrav1.Runtime) bool { return rt.Status.State == infrav1.StateReady })
+
+	c := meta.FindStatusCondition(got.Status.Conditions, infrav1.ConditionAPIServerACL)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != runtimectrl.ReasonACLNotApplied {
+		t.Errorf("condition %s = %+v, want False with reason %s", infrav1.ConditionAPIServerACL, c, runtimectrl.ReasonACLNotApplied)
+	}
+	if e := shootExtension(t, got, gardener.ExtensionACL); e != nil && (e.Disabled == nil || !*e.Disabled) {
+		t.Errorf("shoot has an enabled acl extension: %+v", e)
+	}
+	info := &corev1.ConfigMap{}
+	if err := runtimeClient(t, got).Get(t.Context(), client.ObjectKey{Namespace: runtimectrl.KymaNamespace, Name: runtimectrl.ProvisioningInfoName}, info); err != nil {
+		t.Fatalf("kyma-provisioning-info: %v", err)
+	}
+	if details := info.Data["details"]; details == "" || strings.Contains(details, "kubeAPIServerACL") || strings.Contains(details, "10.20.0.0/16") {
+		t.Errorf("kyma-provisioning-info reports an access list the API server does not have:\n%s", details)
 	}
 }
 

@@ -1,0 +1,66 @@
+package manager
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+)
+
+// TestUpstreamMetricLabels checks that upstream's three per-object metrics carry exactly
+// upstream's label names (internal/controller/metrics of upstream's manager), so dashboards and
+// alerts written for upstream select the same series.
+func TestUpstreamMetricLabels(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := infrav1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	rt := &infrav1.Runtime{}
+	rt.Name, rt.Namespace = "rt-1", "kcp-system"
+	rt.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1"}
+	rt.Spec.Shoot.Name, rt.Spec.Shoot.Provider.Type = "c-1", "aws"
+	rt.Status.State = infrav1.StateReady
+	gc := &infrav1.GardenerCluster{}
+	gc.Name, gc.Namespace = "rid-1", "kcp-system"
+	gc.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1"}
+	gc.Spec.Shoot.Name = "c-1"
+	gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC)}
+	reader := fake.NewClientBuilder().WithScheme(s).WithObjects(rt, gc).Build()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newUpstreamMetrics(reader, 24*time.Hour, 0.6))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"infrastructure_manager_im_runtime_state":           {"message", "provider", "runtimeId", "runtimeName", "shoot", "state"},
+		"infrastructure_manager_im_gardener_clusters_state": {"reason", "runtimeId", "shoot", "state"},
+		"infrastructure_manager_im_kubeconfig_expiration":   {"expirationDuration", "expires", "rotationDuration", "runtimeId", "shoot"},
+	}
+	got := map[string][]string{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var names []string
+			for _, l := range m.GetLabel() {
+				names = append(names, l.GetName())
+				if l.GetName() == "shoot" && l.GetValue() != "c-1" {
+					t.Errorf("%s: shoot=%q, want c-1", f.GetName(), l.GetValue())
+				}
+			}
+			slices.Sort(names)
+			got[f.GetName()] = names
+		}
+	}
+	for name, labels := range want {
+		if !slices.Equal(got[name], labels) {
+			t.Errorf("%s labels %v, want upstream's %v", name, got[name], labels)
+		}
+	}
+}
