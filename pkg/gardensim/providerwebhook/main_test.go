@@ -9,17 +9,20 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	securityv1alpha1 "github.com/gardener/gardener/pkg/apis/security/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admission/admissiontest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/cloudprofiles"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/crd"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/controllerregistrations"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/garden"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/providerwebhook"
 )
 
@@ -27,9 +30,9 @@ import (
 const namespace = "garden-test"
 
 var (
-	// garden is an admin client of the garden API server, which calls the
-	// webhooks.
-	garden client.Client
+	// gardenClient is an admin client of the garden: kube-apiserver with
+	// gardener-apiserver aggregated onto it, which calls the webhooks.
+	gardenClient client.Client
 	// server runs the webhook binaries.
 	server *providerwebhook.Server
 )
@@ -54,24 +57,20 @@ func run(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	crds, err := crd.Read(crd.FS)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Assets: os.Getenv("KUBEBUILDER_ASSETS"), CRDs: crds, Scheme: scheme})
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	g, err := garden.Start(ctx, garden.Options{Assets: assets, Binary: garden.DefaultBinary(assets), Scheme: scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start garden:", err)
 		return 1
 	}
-	defer func() { _ = cp.Stop() }()
-	garden = cp.Client
-	if err := seed(ctx, garden); err != nil {
+	defer func() { _ = g.Stop() }()
+	gardenClient = g.Client
+	if err := seed(ctx, gardenClient); err != nil {
 		fmt.Fprintln(os.Stderr, "seed garden:", err)
 		return 1
 	}
 	began := time.Now()
-	server, err = providerwebhook.Start(ctx, providerwebhook.Options{Garden: cp.Config, Output: output()})
+	server, err = providerwebhook.Start(ctx, providerwebhook.Options{Garden: g.Config, Output: output()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start webhooks:", err)
 		return 1
@@ -79,7 +78,7 @@ func run(m *testing.M) int {
 	startedIn := time.Since(began)
 	fmt.Fprintf(os.Stderr, "provider webhooks served %s after their start\n", startedIn.Round(time.Millisecond))
 	defer func() { _ = server.Stop() }()
-	if err := providerwebhook.Register(ctx, garden, server.Configuration(), namespace); err != nil {
+	if err := providerwebhook.Register(ctx, gardenClient, server.Configuration(), namespace); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -104,9 +103,11 @@ var credentials = map[string]map[string]string{
 	"alicloud":  {"accessKeyID": "LTAIexampleexample", "accessKeySecret": "secretsecretsecretsecret"},
 }
 
-// seed writes what the validators read: the simulator's CloudProfiles, the
-// project namespace, and per provider the SecretBinding sb-<provider> of
-// admissiontest.ValidShoot with its Secret.
+// seed writes what Gardener's admission and the validators read: the
+// simulator's CloudProfiles and ControllerRegistrations, the project
+// namespace with its Project, and per
+// provider the SecretBinding sb-<provider> of admissiontest.ValidShoot with
+// its Secret.
 func seed(ctx context.Context, c client.Client) error {
 	profiles, err := cloudprofiles.Read()
 	if err != nil {
@@ -117,8 +118,27 @@ func seed(ctx context.Context, c client.Client) error {
 			return fmt.Errorf("create cloud profile %s: %w", profiles[i].Name, err)
 		}
 	}
-	if err := controlplane.CreateNamespace(ctx, c, namespace, nil); err != nil {
+	// Gardener's ExtensionValidator admits only shoots whose extension types are registered.
+	registrations, err := controllerregistrations.Read()
+	if err != nil {
 		return err
+	}
+	for i := range registrations {
+		if err := c.Create(ctx, registrations[i].DeepCopy()); err != nil {
+			return fmt.Errorf("create controller registration %s: %w", registrations[i].Name, err)
+		}
+	}
+	project := "test"
+	err = controlplane.CreateNamespace(ctx, c, namespace, map[string]string{
+		v1beta1constants.ProjectName: project,
+		v1beta1constants.GardenRole:  v1beta1constants.GardenRoleProject,
+	})
+	if err != nil {
+		return err
+	}
+	p := &gardencorev1beta1.Project{ObjectMeta: metav1.ObjectMeta{Name: project}, Spec: gardencorev1beta1.ProjectSpec{Namespace: ptr.To(namespace)}}
+	if err := c.Create(ctx, p); err != nil {
+		return fmt.Errorf("create project %s: %w", project, err)
 	}
 	for _, p := range admissiontest.Providers {
 		secret := &corev1.Secret{

@@ -69,6 +69,9 @@ type Server struct {
 	urls  map[string]string
 	procs []*exec.Cmd
 	done  []chan error
+	// probe answers the probe webhook through which Register learns that the
+	// API server calls the configuration (see probe.go).
+	probe *probeServer
 }
 
 // DefaultDir is $GARDENER_ASSETS, which make sets to bin/gardener, or if
@@ -134,6 +137,9 @@ func (s *Server) start(ctx context.Context, o Options) error {
 	}
 	if err := os.WriteFile(filepath.Join(s.dir, "tls.key"), serving.KeyPEM, 0o600); err != nil {
 		return fmt.Errorf("write serving key: %w", err)
+	}
+	if s.probe, err = startProbe(serving.CertPEM, serving.KeyPEM); err != nil {
+		return err
 	}
 	kubeconfig := filepath.Join(s.dir, "garden.kubeconfig")
 	if err := writeKubeconfig(kubeconfig, o.Garden); err != nil {
@@ -231,6 +237,12 @@ func (s *Server) Stop() error {
 		}
 	}
 	s.procs, s.done = nil, nil
+	if s.probe != nil {
+		if err := s.probe.stop(); err != nil {
+			errs = append(errs, err)
+		}
+		s.probe = nil
+	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", s.dir, err))
 	}
