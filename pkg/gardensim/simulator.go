@@ -93,6 +93,35 @@ func (s *Simulator) start(ctx context.Context) error {
 		return err
 	}
 	s.garden, s.client = s.cp.Config, s.cp.Client
+	if err := s.furnishGarden(ctx); err != nil {
+		return err
+	}
+	if err := s.startProviderWebhook(ctx); err != nil {
+		return err
+	}
+	s.pool = shootcluster.NewPool(s.cp.EtcdURL(),
+		shootcluster.WithMode(s.opts.shootMode),
+		shootcluster.WithAssets(s.opts.assets),
+		shootcluster.WithOutput(s.opts.processOutput),
+		shootcluster.WithLogger(s.opts.log.WithName("shoot-clusters")))
+	if err := s.startController(ctx, scheme); err != nil {
+		return err
+	}
+	if err := s.startProxy(); err != nil {
+		return err
+	}
+	if err := s.startAdmin(); err != nil {
+		return err
+	}
+	s.opts.log.Info("Gardener simulator started", "api", s.proxy.URL(), "admin", s.adminURL,
+		"shootMode", s.opts.shootMode, "scenario", s.opts.scenario.Name, "startedIn", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// furnishGarden writes what a landscape's garden holds before the first shoot: the projects,
+// their bindings, the default domain, the cloud profiles, the ControllerRegistrations and the
+// seeds.
+func (s *Simulator) furnishGarden(ctx context.Context) error {
 	if err := createProjects(ctx, s.client, s.opts.projects, s.opts.tolerations); err != nil {
 		return err
 	}
@@ -117,29 +146,7 @@ func (s *Simulator) start(ctx context.Context) error {
 		return err
 	}
 	unready := append(slices.Clone(s.opts.unreadyRegions), s.opts.scenario.UnreadySeedRegions...)
-	if err := createSeeds(ctx, s.client, profiles, unready); err != nil {
-		return err
-	}
-	if err := s.startProviderWebhook(ctx); err != nil {
-		return err
-	}
-	s.pool = shootcluster.NewPool(s.cp.EtcdURL(),
-		shootcluster.WithMode(s.opts.shootMode),
-		shootcluster.WithAssets(s.opts.assets),
-		shootcluster.WithOutput(s.opts.processOutput),
-		shootcluster.WithLogger(s.opts.log.WithName("shoot-clusters")))
-	if err := s.startController(ctx, scheme); err != nil {
-		return err
-	}
-	if err := s.startProxy(); err != nil {
-		return err
-	}
-	if err := s.startAdmin(); err != nil {
-		return err
-	}
-	s.opts.log.Info("Gardener simulator started", "api", s.proxy.URL(), "admin", s.adminURL,
-		"shootMode", s.opts.shootMode, "scenario", s.opts.scenario.Name, "startedIn", time.Since(began).Round(time.Millisecond))
-	return nil
+	return createSeeds(ctx, s.client, profiles, unready)
 }
 
 // startProviderWebhook runs the provider extensions' shoot validation and

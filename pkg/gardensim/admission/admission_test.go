@@ -81,8 +81,6 @@ func expectOutcome(t *testing.T, err error, want *refusal) {
 	}
 }
 
-func unchanged(*gardencorev1beta1.Shoot) {}
-
 func TestValidShootsAreAdmitted(t *testing.T) {
 	for _, p := range admissiontest.Providers {
 		t.Run(p, func(t *testing.T) {
