@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
@@ -54,12 +55,20 @@ func TestOnlyTheManagerWritesGardenerClusters(t *testing.T) {
 		t.Fatalf("the manager's ServiceAccount may not create a GardenerCluster: %v", err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), o) })
-	o.SetLabels(map[string]string{"changed": "true"})
-	if err := manager.Update(t.Context(), o); err != nil {
+	// Merge patches, not updates: the running manager writes the GardenerCluster's status as
+	// soon as it sees it, and an update carrying the created resourceVersion would conflict.
+	// A patch is an UPDATE to admission all the same.
+	if err := manager.Patch(t.Context(), o, labelPatch("true")); err != nil {
 		t.Errorf("the manager's ServiceAccount may not change a GardenerCluster: %v", err)
 	}
-	o.SetLabels(map[string]string{"changed": "by-admin"})
-	if err := env.Client.Update(t.Context(), o); err == nil {
+	if err := env.Client.Patch(t.Context(), o, labelPatch("by-admin")); err == nil {
 		t.Error("the admin changed the manager's GardenerCluster")
+	} else if !strings.Contains(err.Error(), "GardenerClusters are written only by the infrastructure manager") {
+		t.Errorf("the admin's change failed with %v, want the policy's refusal", err)
 	}
+}
+
+// labelPatch is a JSON merge patch setting the label changed to value.
+func labelPatch(value string) client.Patch {
+	return client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"changed":"`+value+`"}}}`))
 }
