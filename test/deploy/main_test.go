@@ -263,7 +263,7 @@ func setUpLandscape(ctx context.Context) error {
 	}
 	ns := gardensim.ProjectNamespace(project)
 	objs := []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: l.Config.Converter.DNS.SecretName}, StringData: map[string]string{"accessKeyID": "id", "secretAccessKey": "key"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: l.Config.Converter.DNS.SecretName}, StringData: map[string]string{"accessKeyID": "AKIAIOSFODNN7EXAMPLE", "secretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: l.Config.Converter.AuditLog.PolicyConfigMapName}, Data: map[string]string{
 			"policy": "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"}},
 	}

@@ -207,7 +207,7 @@ func createFixture(t *testing.T, file string) *infrav1.Runtime {
 	}
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + rt.Name
 	withOfferedVersion(rt)
-	rt.Spec.Shoot.SecretBindingName = "hyperscaler" // upstream's placeholder "hyperscaler secret" is no valid name; the simulated garden has "hyperscaler".
+	withGardenBinding(rt)
 	withEUAccessInTheEU(rt)
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
