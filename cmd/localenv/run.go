@@ -21,6 +21,7 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/garden"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/shootcluster"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -124,6 +125,9 @@ func preflight(s settings) error {
 		return fmt.Errorf("run from the repository root ('make run' does): %w", err)
 	}
 	if err := controlplane.CheckAssets(s.assets); err != nil {
+		return err
+	}
+	if err := garden.CheckBinary(garden.DefaultBinary(s.assets)); err != nil {
 		return err
 	}
 	if _, err := os.Stat(s.samples); err != nil {

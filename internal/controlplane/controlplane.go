@@ -38,6 +38,9 @@ type Options struct {
 	// same users, so that kubeconfigs written before still reach it; empty is a temporary
 	// directory that a restart replaces.
 	CertDir string
+	// APIServerArgs are flags for kube-apiserver besides envtest's (name without the dashes
+	// to value), such as the aggregation layer's --requestheader-* and --proxy-client-*.
+	APIServerArgs map[string]string
 	// StartTimeout and StopTimeout bound the start and the stop of each of etcd and
 	// kube-apiserver; past StopTimeout a process is killed. Zero means 90s and 30s, which a
 	// loaded machine needs.
@@ -86,6 +89,9 @@ func Start(ctx context.Context, o Options) (*ControlPlane, error) {
 	}
 	api := env.ControlPlane.GetAPIServer()
 	api.CertDir, api.Out, api.Err = o.CertDir, o.ProcessOutput, o.ProcessOutput
+	for name, value := range o.APIServerArgs {
+		api.Configure().Set(name, value)
+	}
 	env.ControlPlane.Etcd = &envtest.Etcd{Out: o.ProcessOutput, Err: o.ProcessOutput}
 	track(env)
 	cfg, err := env.Start()

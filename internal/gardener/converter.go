@@ -420,7 +420,7 @@ func (b *shootBuilder) kubernetes(tenant *AuditLogTenant) gardencorev1beta1.Kube
 	if b.auth != nil {
 		out.KubeAPIServer.StructuredAuthentication = &gardencorev1beta1.StructuredAuthentication{ConfigMapName: b.auth.Name}
 	}
-	b.kubeAPIServer(out.KubeAPIServer, tenant)
+	b.kubeAPIServer(out.KubeAPIServer, version, tenant)
 	if gates := cloneNonEmpty(b.opts.KubeletFeatureGates); gates != nil {
 		out.Kubelet = &gardencorev1beta1.KubeletConfig{KubernetesConfig: gardencorev1beta1.KubernetesConfig{FeatureGates: gates}}
 	}

@@ -304,8 +304,9 @@ func secretReference(name, secret string) gardencorev1beta1.NamedResourceReferen
 }
 
 // kubeAPIServer adds the landscape's API server settings: the audit policy when audit logging
-// is on, the bounded service account token expiration, feature gates and runtime config.
-func (b *shootBuilder) kubeAPIServer(api *gardencorev1beta1.KubeAPIServerConfig, tenant *AuditLogTenant) {
+// is on, the bounded service account token expiration, feature gates and the runtime config
+// of the APIs the shoot's Kubernetes version serves.
+func (b *shootBuilder) kubeAPIServer(api *gardencorev1beta1.KubeAPIServerConfig, version string, tenant *AuditLogTenant) {
 	if tenant != nil {
 		api.AuditConfig = &gardencorev1beta1.AuditConfig{AuditPolicy: &gardencorev1beta1.AuditPolicy{
 			ConfigMapRef: &corev1.ObjectReference{Name: b.opts.AuditLog.PolicyConfigMapName},
@@ -316,7 +317,7 @@ func (b *shootBuilder) kubeAPIServer(api *gardencorev1beta1.KubeAPIServerConfig,
 		MaxTokenExpiration:    &metav1.Duration{Duration: TokenExpiration(b.opts.MaxTokenExpiration)},
 	}
 	api.FeatureGates = cloneNonEmpty(b.opts.KubeAPIServerFeatureGates)
-	api.RuntimeConfig = cloneNonEmpty(b.opts.KubeAPIServerRuntimeConfig)
+	api.RuntimeConfig = servedRuntimeConfig(b.opts.KubeAPIServerRuntimeConfig, version)
 }
 
 // TokenExpiration clamps d into Gardener's bounds; zero means the shortest.

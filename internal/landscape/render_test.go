@@ -96,6 +96,8 @@ func TestRenderLandscapeItems(t *testing.T) {
 		// on checks the setting in the shoot of the realistic landscape; absent checks that the
 		// shoot of the changed landscape lacks it.
 		on, absent func(t *testing.T, s *gardencorev1beta1.Shoot)
+		// version is the Runtime's Kubernetes version; empty keeps the example's.
+		version string
 	}{
 		{
 			name: "credentials binding",
@@ -190,6 +192,8 @@ func TestRenderLandscapeItems(t *testing.T) {
 		},
 		{
 			name: "feature gates and runtime config",
+			// The runtime config enables an API from Kubernetes 1.33 on; below, it is left out.
+			version: "1.33.4",
 			off: func(o *gardener.ConvertOptions, _ *infrav1.Runtime) {
 				o.KubeAPIServerFeatureGates, o.KubeAPIServerRuntimeConfig, o.KubeletFeatureGates = nil, nil, nil
 			},
@@ -263,6 +267,9 @@ func TestRenderLandscapeItems(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := readRuntime(t, file)
 			rt.Spec.Shoot.Region = "eu-central-1"
+			if tt.version != "" {
+				rt.Spec.Shoot.Kubernetes.Version = ptr.To(tt.version)
+			}
 			rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = &infrav1.ACL{AllowedCIDRs: []string{"10.0.0.0/8"}}
 			opts := realistic(t)
 			opts.CredentialsBinding = true

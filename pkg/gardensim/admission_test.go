@@ -80,11 +80,11 @@ func TestAdmissionRefusesThroughTheProxy(t *testing.T) {
 	}{
 		{
 			name: "adm-no-infra", change: func(s *gardencorev1beta1.Shoot) { s.Spec.Provider.InfrastructureConfig = nil },
-			want: refusal{http.StatusForbidden, "Forbidden", `admission webhook "validation.aws.provider.extensions.gardener.cloud" denied the request: spec.provider.infrastructureConfig: Required value: InfrastructureConfig must be set for AWS shoots`},
+			want: refusal{http.StatusUnprocessableEntity, "", `admission webhook "validation.aws.provider.extensions.gardener.cloud" denied the request: spec.provider.infrastructureConfig: Required value: InfrastructureConfig must be set for AWS shoots`},
 		},
 		{
 			name: "adm-apply-zone", apply: true, change: func(s *gardencorev1beta1.Shoot) { s.Spec.Provider.Workers[0].Zones = []string{"eu-central-1b"} },
-			want: refusal{http.StatusForbidden, "Forbidden", `admission webhook "validation.aws.provider.extensions.gardener.cloud" denied the request: spec.provider.workers[0].zones[0]: Invalid value: "eu-central-1b": supported values [eu-central-1a]`},
+			want: refusal{http.StatusUnprocessableEntity, "", `admission webhook "validation.aws.provider.extensions.gardener.cloud" denied the request: spec.provider.workers[0].zones[0]: Invalid value: "eu-central-1b": supported values [eu-central-1a]`},
 		},
 		{
 			name: "adm-oidc", apply: true, change: func(s *gardencorev1beta1.Shoot) {
@@ -103,6 +103,25 @@ func TestAdmissionRefusesThroughTheProxy(t *testing.T) {
 		{
 			name: "adm-authn", apply: true, change: authn("structured-auth-config-adm-authn"),
 			want: refusal{http.StatusUnprocessableEntity, "", `admission webhook "authentication-configuration.gardener.cloud" denied the request: provided invalid authentication configuration: [jwt[0].issuer.url: Invalid value: "http://kyma.example": URL scheme must be https]`},
+		},
+		// Refusals of Gardener's own code that no rule of this repository's had to copy.
+		{
+			name: "adm--hyphens", change: func(*gardencorev1beta1.Shoot) {},
+			want: refusal{http.StatusUnprocessableEntity, "Invalid", `Shoot.core.gardener.cloud "adm--hyphens" is invalid: metadata.name: Invalid value: "adm--hyphens": name may not contain two consecutive hyphens`},
+		},
+		{
+			name: "adm-no-binding", change: func(s *gardencorev1beta1.Shoot) { s.Spec.SecretBindingName = ptr.To("nope") }, //nolint:staticcheck // SA1019: the fixture's shoot is below Kubernetes 1.34.
+			want: refusal{http.StatusForbidden, "Forbidden", `shoots.core.gardener.cloud "adm-no-binding" is forbidden: secretbinding.core.gardener.cloud "nope" not found`},
+		},
+		{
+			name: "adm-cp-pool", change: func(s *gardencorev1beta1.Shoot) {
+				s.Spec.Provider.Workers[0].ControlPlane = &gardencorev1beta1.WorkerControlPlane{}
+			},
+			// Gardener takes a shoot with a control-plane pool for a self-hosted one and judges it
+			// as such (the deleted copy of its rules answered differently).
+			want: refusal{http.StatusUnprocessableEntity, "Invalid", `Shoot.core.gardener.cloud "adm-cp-pool" is invalid: [` +
+				`spec.provider.workers[0].minimum: Invalid value: 1: self-hosted shoots only support minimum=maximum=1 for the control plane worker pool (might change in the future), ` +
+				`metadata.namespace: Invalid value: "garden-test": self-hosted shoots must be in the "garden" namespace]`},
 		},
 	}
 	for _, tc := range tests {
@@ -175,7 +194,9 @@ func TestAdmissionOfUpdates(t *testing.T) {
 		again := admissiontest.ValidShoot("aws", name, namespace)
 		again.Spec.Kubernetes.Version = "1.32.8"
 		again.Spec.Provider.InfrastructureConfig.Raw = []byte(strings.Replace(string(again.Spec.Provider.InfrastructureConfig.Raw), `"workers":"10.250.0.0/19"`, `"workers":"10.250.0.0/20"`, 1))
-		expectRefusal(t, applyShoot(t.Context(), again), refusal{http.StatusForbidden, "Forbidden",
+		// The aws extension, built on Gardener v1.136's webhook library, answers field errors with
+		// admission.Errored: 422 without a reason.
+		expectRefusal(t, applyShoot(t.Context(), again), refusal{http.StatusUnprocessableEntity, "",
 			`admission webhook "validation.aws.provider.extensions.gardener.cloud" denied the request: networks.zones[0].workers: Invalid value: "10.250.0.0/20": field is immutable`})
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -69,6 +71,11 @@ func run(m *testing.M) int {
 		gardensim.WithOperationDuration(1500*time.Millisecond),
 		gardensim.WithErrorRetryDelay(time.Second),
 		gardensim.WithSeed(42),
+		// The bindings admissiontest's shoots name, besides the default ones.
+		gardensim.WithSecretBindings(append(slices.Clone(gardensim.DefaultSecretBindings),
+			"sb-aws", "sb-azure", "sb-gcp", "sb-openstack", "sb-alicloud")...),
+		// The toleration admissiontest's landscape shoot carries, as Kyma's projects allow it.
+		gardensim.WithAllowedTolerations(gardencorev1beta1.Toleration{Key: "kyma.project.io/eu-access", Value: ptr.To("true")}),
 		gardensim.WithLogger(log))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start simulator:", err)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/go-logr/logr"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
@@ -15,6 +16,7 @@ import (
 // their meaning and defaults.
 type options struct {
 	assets            string
+	gardenerAssets    string
 	projects          []string
 	shootMode         shootcluster.Mode
 	operationDuration time.Duration
@@ -33,6 +35,13 @@ type options struct {
 	// unregisteredExtensions are Extension types left out of the garden's
 	// ControllerRegistrations.
 	unregisteredExtensions []string
+	// gardenerAPIServer is the gardener-apiserver binary; empty is the one beside assets.
+	gardenerAPIServer string
+	// secretBindings are the names of the SecretBindings and CredentialsBindings of every
+	// project.
+	secretBindings []string
+	// tolerations are the tolerations every project allows its shoots.
+	tolerations []gardencorev1beta1.Toleration
 }
 
 func defaults() options {
@@ -50,7 +59,36 @@ func defaults() options {
 		log:               logr.Discard(),
 		processOutput:     io.Discard,
 		defaultDomain:     DefaultDomain,
+		secretBindings:    DefaultSecretBindings,
 	}
+}
+
+// DefaultSecretBindings are the secret and credentials bindings each project has by default:
+// those the samples and test data of this repository name.
+var DefaultSecretBindings = []string{
+	"hyperscaler",
+	"aws-credentials", "azure-credentials", "gcp-credentials", "openstack-credentials", "alicloud-credentials",
+	"sample-aws-credentials", "sample-azure-credentials", "sample-gcp-credentials",
+	"sample-openstack-credentials", "sample-alicloud-credentials",
+}
+
+// WithSecretBindings sets the names of the SecretBindings and CredentialsBindings (with a
+// Secret each) that every project has, for all five provider types; default
+// DefaultSecretBindings. Gardener refuses a shoot whose binding does not exist.
+func WithSecretBindings(names ...string) Option { return func(o *options) { o.secretBindings = names } }
+
+// WithAllowedTolerations sets the tolerations every project allows its shoots (the Project's
+// spec.tolerations.whitelist), as a landscape configures its projects; default none, with
+// which Gardener's ShootTolerationRestriction plugin refuses any shoot toleration.
+func WithAllowedTolerations(tolerations ...gardencorev1beta1.Toleration) Option {
+	return func(o *options) { o.tolerations = tolerations }
+}
+
+// WithGardenerAPIServer sets the gardener-apiserver binary; default
+// $GARDENER_APISERVER, else bin/gardener/gardener-apiserver beside the assets directory
+// (bin/k8s).
+func WithGardenerAPIServer(path string) Option {
+	return func(o *options) { o.gardenerAPIServer = path }
 }
 
 // DefaultDomain is the simulated garden's default DNS domain.
@@ -62,6 +100,10 @@ type Option func(*options)
 // WithAssets sets the directory holding the kube-apiserver and etcd
 // binaries; default $KUBEBUILDER_ASSETS.
 func WithAssets(dir string) Option { return func(o *options) { o.assets = dir } }
+
+// WithGardenerAssets sets the directory holding the provider extensions'
+// admission binaries (bin/gardener); default providerwebhook.DefaultDir().
+func WithGardenerAssets(dir string) Option { return func(o *options) { o.gardenerAssets = dir } }
 
 // WithProjects sets the Gardener projects; each gets the namespace
 // garden-<project>. Default: one project, "kyma".

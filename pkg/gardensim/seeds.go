@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -33,6 +35,16 @@ func createCloudProfiles(ctx context.Context, c client.Client, profiles []garden
 		}
 	}
 	return nil
+}
+
+// The seeds' DNS: one provider type and the credentials Secret in the garden namespace.
+const (
+	dnsProviderType = "aws-route53"
+	internalDomain  = "internal.sim.gardener.local"
+)
+
+var dnsCredentials = corev1.ObjectReference{
+	APIVersion: "v1", Kind: "Secret", Namespace: v1beta1constants.GardenNamespace, Name: "dns-credentials",
 }
 
 // seedName is the name of the seed of a provider type and region.
@@ -76,6 +88,16 @@ func newSeed(providerType string, region gardencorev1beta1.Region) *gardencorev1
 			AccessRestrictions: region.AccessRestrictions,
 			Networks:           gardencorev1beta1.SeedNetworks{Nodes: ptr.To("10.242.0.0/16"), Pods: "10.243.128.0/17", Services: "10.243.0.0/17"},
 			Settings:           &gardencorev1beta1.SeedSettings{Scheduling: &gardencorev1beta1.SeedSettingScheduling{Visible: true}},
+			Ingress: &gardencorev1beta1.Ingress{
+				Domain:     "ingress." + seedName(providerType, region.Name) + ".seeds.sim.gardener.local",
+				Controller: gardencorev1beta1.IngressController{Kind: "nginx"},
+			},
+			DNS: gardencorev1beta1.SeedDNS{
+				Provider: &gardencorev1beta1.SeedDNSProvider{Type: dnsProviderType, CredentialsRef: &dnsCredentials},
+				Internal: &gardencorev1beta1.SeedDNSProviderConfig{
+					Type: dnsProviderType, Domain: internalDomain, CredentialsRef: dnsCredentials,
+				},
+			},
 		},
 		Status: gardencorev1beta1.SeedStatus{
 			Gardener:          &gardencorev1beta1.Gardener{ID: "gardensim", Name: "gardensim", Version: "v1.140.1"},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	securityv1alpha1 "github.com/gardener/gardener/pkg/apis/security/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -22,12 +23,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admin"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/cloudprofiles"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/data/controllerregistrations"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/garden"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/providerwebhook"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/shootcluster"
 )
@@ -36,7 +38,7 @@ import (
 // concurrent use; Stop ends it.
 type Simulator struct {
 	opts     options
-	cp       *controlplane.ControlPlane
+	cp       *garden.Garden
 	garden   *rest.Config
 	client   client.Client
 	faults   *fault.Injector
@@ -44,6 +46,7 @@ type Simulator struct {
 	rules    *lifecycle.Rules
 	pool     *shootcluster.Pool
 	proxy    *proxy.Server
+	webhook  *providerwebhook.Server
 	admin    *http.Server
 	adminURL string
 
@@ -90,25 +93,10 @@ func (s *Simulator) start(ctx context.Context) error {
 		return err
 	}
 	s.garden, s.client = s.cp.Config, s.cp.Client
-	if err := createProjects(ctx, s.client, s.opts.projects); err != nil {
+	if err := s.furnishGarden(ctx); err != nil {
 		return err
 	}
-	profiles, err := cloudprofiles.Read()
-	if err != nil {
-		return err
-	}
-	if err := createCloudProfiles(ctx, s.client, profiles); err != nil {
-		return err
-	}
-	registrations, err := controllerregistrations.Read()
-	if err != nil {
-		return err
-	}
-	if err := createControllerRegistrations(ctx, s.client, registrations, s.opts.unregisteredExtensions); err != nil {
-		return err
-	}
-	unready := append(slices.Clone(s.opts.unreadyRegions), s.opts.scenario.UnreadySeedRegions...)
-	if err := createSeeds(ctx, s.client, profiles, unready); err != nil {
+	if err := s.startProviderWebhook(ctx); err != nil {
 		return err
 	}
 	s.pool = shootcluster.NewPool(s.cp.EtcdURL(),
@@ -127,6 +115,53 @@ func (s *Simulator) start(ctx context.Context) error {
 	}
 	s.opts.log.Info("Gardener simulator started", "api", s.proxy.URL(), "admin", s.adminURL,
 		"shootMode", s.opts.shootMode, "scenario", s.opts.scenario.Name, "startedIn", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// furnishGarden writes what a landscape's garden holds before the first shoot: the projects,
+// their bindings, the default domain, the cloud profiles, the ControllerRegistrations and the
+// seeds.
+func (s *Simulator) furnishGarden(ctx context.Context) error {
+	if err := createProjects(ctx, s.client, s.opts.projects, s.opts.tolerations); err != nil {
+		return err
+	}
+	if err := createSecretBindings(ctx, s.client, s.opts.projects, s.opts.secretBindings); err != nil {
+		return err
+	}
+	if err := createDefaultDomain(ctx, s.client, s.opts.defaultDomain); err != nil {
+		return err
+	}
+	profiles, err := cloudprofiles.Read()
+	if err != nil {
+		return err
+	}
+	if err := createCloudProfiles(ctx, s.client, profiles); err != nil {
+		return err
+	}
+	registrations, err := controllerregistrations.Read()
+	if err != nil {
+		return err
+	}
+	if err := createControllerRegistrations(ctx, s.client, registrations, s.opts.unregisteredExtensions); err != nil {
+		return err
+	}
+	unready := append(slices.Clone(s.opts.unreadyRegions), s.opts.scenario.UnreadySeedRegions...)
+	return createSeeds(ctx, s.client, profiles, unready)
+}
+
+// startProviderWebhook runs the provider extensions' shoot validation and
+// registers it with the garden.
+func (s *Simulator) startProviderWebhook(ctx context.Context) error {
+	w, err := providerwebhook.Start(ctx, providerwebhook.Options{
+		Dir: s.opts.gardenerAssets, Garden: s.garden, Output: s.opts.processOutput,
+	})
+	if err != nil {
+		return fmt.Errorf("start provider extensions' admission: %w", err)
+	}
+	s.webhook = w
+	if err := providerwebhook.Register(ctx, s.client, w.Configuration(), ProjectNamespace(s.opts.projects[0])); err != nil {
+		return fmt.Errorf("register provider extensions' admission: %w", err)
+	}
 	return nil
 }
 
@@ -149,7 +184,6 @@ func (s *Simulator) startController(ctx context.Context, scheme *runtime.Scheme)
 		lifecycle.WithOperationDuration(s.opts.operationDuration),
 		lifecycle.WithRetryDelay(s.opts.errorRetryDelay),
 		lifecycle.WithProgressInterval(s.opts.progressInterval),
-		lifecycle.WithDefaultDomain(s.opts.defaultDomain),
 		lifecycle.WithEventRecorder(mgr.GetEventRecorder("gardener-scheduler")),
 		lifecycle.WithSeeds(lifecycle.SeedsFunc(func(ctx context.Context) ([]gardencorev1beta1.Seed, error) {
 			list := &gardencorev1beta1.SeedList{}
@@ -177,7 +211,6 @@ func (s *Simulator) startProxy() error {
 		proxy.WithFaults(s.faults),
 		proxy.WithRequestLog(s.requests),
 		proxy.WithKubeconfigs(s.pool),
-		proxy.WithDefaultDomain(s.opts.defaultDomain),
 		proxy.WithLogger(s.opts.log.WithName("proxy")))
 	if err != nil {
 		return fmt.Errorf("build front proxy: %w", err)
@@ -226,6 +259,9 @@ func (s *Simulator) Stop() error {
 		if s.pool != nil {
 			errs = append(errs, s.pool.Close())
 		}
+		if s.webhook != nil {
+			errs = append(errs, wrap("stop provider extensions' admission", s.webhook.Stop()))
+		}
 		if s.cp != nil {
 			errs = append(errs, wrap("stop garden API server", s.cp.Stop()))
 		}
@@ -249,6 +285,9 @@ func newScheme() (*runtime.Scheme, error) {
 	}
 	if err := gardencorev1beta1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("register Gardener types: %w", err)
+	}
+	if err := securityv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("register Gardener security types: %w", err)
 	}
 	return scheme, nil
 }

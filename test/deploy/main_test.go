@@ -87,7 +87,14 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second)); err != nil {
+	l, err := landscape.Load(converterConfig())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// The project allows the landscape's tolerations, as a real landscape configures it.
+	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
+		gardensim.WithAllowedTolerations(l.AllTolerations()...)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -256,7 +263,7 @@ func setUpLandscape(ctx context.Context) error {
 	}
 	ns := gardensim.ProjectNamespace(project)
 	objs := []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: l.Config.Converter.DNS.SecretName}, StringData: map[string]string{"accessKeyID": "id", "secretAccessKey": "key"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: l.Config.Converter.DNS.SecretName}, StringData: map[string]string{"accessKeyID": "AKIAIOSFODNN7EXAMPLE", "secretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: l.Config.Converter.AuditLog.PolicyConfigMapName}, Data: map[string]string{
 			"policy": "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"}},
 	}

@@ -246,5 +246,6 @@ func awsRuntime(t *testing.T, name string) *infrav1.Runtime {
 	rt.Labels[infrav1.LabelShootName] = name
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + name
 	rt.Spec.Shoot.Kubernetes.Version = nil
+	rt.Spec.Shoot.SecretBindingName = "hyperscaler" // upstream's placeholder "hyperscaler secret" is no valid name; the simulated garden has "hyperscaler".
 	return rt
 }

@@ -94,6 +94,7 @@ func newRuntimeWith(t *testing.T, name string, change func(*infrav1.Runtime)) *i
 	// The example names Kubernetes 1.28.7, which current Gardener (and so the simulator) no
 	// longer offers; the runtime gets the landscape's default version instead.
 	rt.Spec.Shoot.Kubernetes.Version = nil
+	rt.Spec.Shoot.SecretBindingName = "hyperscaler" // upstream's placeholder "hyperscaler secret" is no valid name; the simulated garden has "hyperscaler".
 	if change != nil {
 		change(rt)
 	}

@@ -11,7 +11,9 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -93,6 +95,15 @@ func (s steps) writeShoot(ctx context.Context, rt *infrav1.Runtime, ac *unstruct
 		if path, err := drift(ac, current); err == nil && path != "" && !patchForced(rt) {
 			log.FromContext(ctx).Info("Shoot drifted from what the Runtime asks; applying it again", "shoot", shoot.Name, "path", path)
 		}
+		if !patchForced(rt) {
+			adopted, err := s.adoptShoot(ctx, ac, current)
+			if err != nil {
+				return fsm.Fail(ShootWriteError(shoot.Name, err))
+			}
+			if adopted {
+				return fsm.Next(StepWaitForShoot)
+			}
+		}
 		if err := s.removeWorkers(ctx, current, shoot.Spec.Provider.Workers); err != nil {
 			return fsm.Fail(err)
 		}
@@ -101,6 +112,45 @@ func (s steps) writeShoot(ctx context.Context, rt *infrav1.Runtime, ac *unstruct
 		return fsm.Fail(ShootWriteError(shoot.Name, err))
 	}
 	return fsm.Next(StepWaitForShoot)
+}
+
+// adoptShoot takes over current, a shoot this manager never applied (upstream's manager created
+// it), whose spec already holds everything of ac: it writes only ac's labels and annotations,
+// with a JSON merge patch, and reports true. It reports false, writing nothing, for any other
+// shoot. writeShoot does not ask it for a Runtime that forces the patch: that one is applied. A server-side apply would do the same with a change of the spec. The API server runs
+// an apply through its unstructured form, which encodes every providerConfig again with its
+// keys sorted, while upstream's create stored them in the order of its Go types. Gardener
+// compares the spec's bytes, sees a change, increases the generation and reconciles the shoot:
+// thousands of reconciliations at the moment a landscape switches managers. A merge patch
+// leaves the bytes of what it does not name as they are.
+func (s steps) adoptShoot(ctx context.Context, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
+	if appliedByUs(current) {
+		return false, nil
+	}
+	rest := ac.DeepCopy()
+	delete(rest.Object, "metadata")
+	if d, err := drift(rest, current); err != nil || d != "" {
+		return false, err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"labels":      ac.GetLabels(),
+		"annotations": ac.GetAnnotations(),
+	}})
+	if err != nil {
+		return false, fmt.Errorf("encode metadata patch: %w", err)
+	}
+	if err := s.Garden.Patch(ctx, current.DeepCopy(), client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
+		return false, fmt.Errorf("take over: %w", err)
+	}
+	log.FromContext(ctx).Info("Took over a shoot whose spec holds what the Runtime asks; wrote its labels and annotations only", "shoot", current.Name)
+	return true, nil
+}
+
+// appliedByUs reports whether the controller's field manager has applied to shoot.
+func appliedByUs(shoot *gardencorev1beta1.Shoot) bool {
+	return slices.ContainsFunc(shoot.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
+		return f.Manager == FieldOwner && f.Operation == metav1.ManagedFieldsOperationApply
+	})
 }
 
 // needsWrite stamps the apply configuration ac with its hash and reports whether it must be

@@ -60,8 +60,15 @@ func TestApplyShoot(t *testing.T) {
 		{
 			name:     "a re-check of a shoot Gardener moved to a newer patch version writes nothing",
 			existing: true,
-			change:   func(s *gardencorev1beta1.Shoot) { s.Spec.Kubernetes.Version = "1.33.9" },
+			change:   func(s *gardencorev1beta1.Shoot) { s.Spec.Kubernetes.Version = "1.28.9" },
 			want:     "Next(WaitForShoot)",
+		},
+		{
+			// The landscape's runtime config names APIs from 1.33 on (clustertrustbundles).
+			name:     "a shoot moved to a minor version that serves more of the landscape's APIs gets their runtime config",
+			existing: true,
+			change:   func(s *gardencorev1beta1.Shoot) { s.Spec.Kubernetes.Version = "1.33.9" },
+			want:     "Next(WaitForShoot)", writes: []string{"apply Shoot"},
 		},
 		{
 			name:     "a value someone changed is applied again",
@@ -286,5 +293,60 @@ func TestApplyShootWritesWhatRenderRenders(t *testing.T) {
 	}
 	if want := []string{rt.Spec.Shoot.Provider.Workers[0].Name}; !slices.Equal(names, want) {
 		t.Errorf("worker pools %v, want %v", names, want)
+	}
+}
+
+// TestApplyShootTakesOverWithoutChangingTheSpec: a shoot another manager created exactly as the
+// Runtime asks gets only this manager's labels and annotations, by a merge patch that leaves
+// its spec's bytes alone, and the next pass writes nothing. One whose spec differs is applied.
+func TestApplyShootTakesOverWithoutChangingTheSpec(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*gardencorev1beta1.Shoot)
+		writes []string
+	}{
+		{name: "spec as the Runtime asks", writes: []string{"patch Shoot"}},
+		{
+			name:   "spec differs",
+			change: func(s *gardencorev1beta1.Shoot) { s.Spec.Purpose = ptr.To(gardencorev1beta1.ShootPurposeTesting) },
+			writes: []string{"apply Shoot"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newTestRuntime(t, "rt")
+			w := newWorld(t, rt)
+			r, err := Render(rt, nil, w.steps.Convert)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As another manager leaves it: created, without this manager's labels.
+			theirs := r.Shoot.DeepCopy()
+			theirs.Labels = map[string]string{"example.com/theirs": "kept"}
+			theirs.Annotations = nil
+			if tc.change != nil {
+				tc.change(theirs)
+			}
+			w.create(w.garden, theirs)
+			w.resetCalls()
+
+			if out := w.steps.applyShoot(t.Context(), rt); outcome(out) != "Next(WaitForShoot)" {
+				t.Fatalf("take over: %s", out)
+			}
+			checkWrites(t, w, "garden", tc.writes...)
+			shoot := testShoot(rt)
+			w.get(w.garden, shoot)
+			if shoot.Labels[LabelRuntimeName] != rt.Name || shoot.Labels["example.com/theirs"] != "kept" {
+				t.Errorf("labels %v, want the Runtime's added to the other manager's", shoot.Labels)
+			}
+			if shoot.Annotations[AnnotationAppliedHash] == "" {
+				t.Error("the shoot carries no applied hash after the takeover")
+			}
+
+			w.resetCalls()
+			if out := w.steps.applyShoot(t.Context(), rt); outcome(out) != "Next(WaitForShoot)" {
+				t.Fatalf("re-check: %s", out)
+			}
+			checkWrites(t, w, "garden")
+		})
 	}
 }

@@ -9,8 +9,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Operation is the kind of write being admitted.
@@ -53,60 +51,36 @@ type Request struct {
 	Old *gardencorev1beta1.Shoot
 	// New is the shoot as the write would store it.
 	New *gardencorev1beta1.Shoot
-	// User is the name of the requesting user (for gardener.cloud/created-by).
-	User string
-	// DefaultDomain is the garden's default DNS domain; empty if none.
-	DefaultDomain string
 }
 
-// shootKind and shootsResource name shoots in Gardener's errors.
-var (
-	shootKind      = schema.GroupKind{Group: gardencorev1beta1.GroupName, Kind: "Shoot"}
-	shootsResource = gardencorev1beta1.Resource("shoots")
-)
-
-// Admit decides req in Gardener's order. It returns the shoot as Gardener's
-// mutating admission leaves it (defaults of the Kubernetes version and
-// machine images, the created-by annotation, the primary DNS provider, the
-// synced cloud profile reference and DNS provider credentials, the seed name
-// and DNS domain an update may not drop), or the *apierrors.StatusError
-// Gardener would answer with. API defaulting is applied for the checks only:
-// the returned shoot carries just the plugins' changes, so that a caller can
-// write exactly those.
+// Admit runs the webhooks that gardener-apiserver calls but that are not Gardener's API
+// server's own code, on a shoot that gardener-apiserver has already defaulted, mutated,
+// validated and admitted (the proxy's dry run): the shoot-dns-service mutator, then Gardener's
+// admission controller's audit-policy and authentication-configuration webhooks, the
+// providers' validation webhooks and those of the acl and shoot-dns-service extensions. It
+// returns the shoot as the mutating webhook leaves it, or the *apierrors.StatusError the
+// webhook answers with.
 func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot, error) {
 	shoot := req.New.DeepCopy()
 	var old *gardencorev1beta1.Shoot
 	if req.Operation == Update && req.Old != nil {
 		old = req.Old.DeepCopy()
 	}
-	// Mutating admission plugins, in Gardener's plugin order.
-	mutateDNS(shoot, old, req.DefaultDomain)
-	profile, err := mutateShoot(ctx, env, shoot, old, req)
+	profile, err := shootProfile(ctx, env, shoot)
 	if err != nil {
 		return nil, err
 	}
-	// The mutating webhooks.
 	dnsService, err := mutateDNSService(shoot)
 	if err != nil {
 		return nil, err
 	}
-	// The registry strategy's PrepareForCreate/PrepareForUpdate.
-	prepare(shoot, old)
-
 	c, err := newCheck(env, profile, shoot, old, req.Operation)
 	if err != nil {
 		return nil, err
 	}
-	c.defaultDomain, c.dnsService = req.DefaultDomain, dnsService
-	if errs := c.validate(); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(shootKind, shoot.Name, errs)
-	}
-	// Validating admission plugins in Gardener's plugin order, then the
-	// validating webhooks: Gardener's admission controller's, then the
-	// extensions'.
+	c.dnsService = dnsService
 	for _, step := range []func(context.Context) error{
-		c.referenceManager, c.extensionValidator, c.shootDNS, c.shootValidator,
-		c.auditPolicyWebhook, c.authenticationWebhook, c.providerWebhook, c.extensionWebhooks,
+		c.auditPolicyWebhook, c.authenticationWebhook, c.extensionWebhooks,
 	} {
 		if err := step(ctx); err != nil {
 			return nil, err
@@ -115,14 +89,28 @@ func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot,
 	return shoot, nil
 }
 
+// shootProfile is the CloudProfile the shoot names (gardener-apiserver has checked that it
+// exists).
+func shootProfile(ctx context.Context, env Env, shoot *gardencorev1beta1.Shoot) (*gardencorev1beta1.CloudProfile, error) {
+	name := ""
+	if shoot.Spec.CloudProfile != nil {
+		name = shoot.Spec.CloudProfile.Name
+	} else if shoot.Spec.CloudProfileName != nil { //nolint:staticcheck // SA1019: shoots below Kubernetes 1.34 name their profile here.
+		name = *shoot.Spec.CloudProfileName //nolint:staticcheck // SA1019: as above.
+	}
+	profile, err := env.CloudProfile(ctx, name)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("read cloud profile %q of shoot %s: %w", name, shoot.Name, err))
+	}
+	return profile, nil
+}
+
 // check holds one admission: the shoots in both versions and the profile.
 type check struct {
 	env     Env
 	op      Operation
 	now     time.Time
 	profile *gardencorev1beta1.CloudProfile
-	// defaultDomain is the garden's default DNS domain; empty if none.
-	defaultDomain string
 	// dnsService is the shoot-dns-service configuration its mutator
 	// leaves; nil if it leaves the shoot's.
 	dnsService *dnsServiceView
@@ -159,14 +147,4 @@ func internal(s *gardencorev1beta1.Shoot) (*gardencorev1beta1.Shoot, *gardencore
 		return nil, nil, apierrors.NewInternalError(fmt.Errorf("convert shoot %s: %w", s.Name, err))
 	}
 	return v1, out, nil
-}
-
-// forbidden is the 403 of a validating or mutating admission plugin.
-func forbidden(name string, err error) error {
-	return apierrors.NewForbidden(shootsResource, name, err)
-}
-
-// forbiddenList is forbidden with the plugin's aggregated field errors.
-func forbiddenList(name string, errs field.ErrorList) error {
-	return forbidden(name, errs.ToAggregate())
 }

@@ -27,7 +27,6 @@ type admissionCase struct {
 	old      func(*gardencorev1beta1.Shoot)             // changes the stored shoot; nil admits a Create
 	change   func(*gardencorev1beta1.Shoot)             // changes the new shoot
 	env      func(*admissiontest.Env)                   // changes the environment
-	domain   string                                     // the garden's default DNS domain; none if empty
 	want     *refusal                                   // expected refusal; nil admits
 	check    func(*testing.T, *gardencorev1beta1.Shoot) // checks the admitted shoot, if set
 }
@@ -44,7 +43,7 @@ func runCases(t *testing.T, cases []admissionCase) {
 			if provider == "" {
 				provider = "aws"
 			}
-			req := admission.Request{Operation: admission.Create, New: admissiontest.ValidShoot(provider, "c-1", ns), User: "kim", DefaultDomain: tc.domain}
+			req := admission.Request{Operation: admission.Create, New: admissiontest.ValidShoot(provider, "c-1", ns)}
 			if tc.old != nil {
 				req.Operation = admission.Update
 				req.Old = admissiontest.ValidShoot(provider, "c-1", ns)
@@ -82,14 +81,12 @@ func expectOutcome(t *testing.T, err error, want *refusal) {
 	}
 }
 
-func unchanged(*gardencorev1beta1.Shoot) {}
-
 func TestValidShootsAreAdmitted(t *testing.T) {
 	for _, p := range admissiontest.Providers {
 		t.Run(p, func(t *testing.T) {
 			env := admissiontest.NewEnv()
 			shoot := admissiontest.ValidShoot(p, "c-1", ns)
-			got, err := admission.Admit(t.Context(), env, admission.Request{Operation: admission.Create, New: shoot, User: "kim"})
+			got, err := admission.Admit(t.Context(), env, admission.Request{Operation: admission.Create, New: shoot})
 			if err != nil {
 				t.Fatalf("create refused: %v", err)
 			}
@@ -99,18 +96,4 @@ func TestValidShootsAreAdmitted(t *testing.T) {
 			}
 		})
 	}
-}
-
-// updateRequest is an update of a valid aws shoot.
-func updateRequest(old, change func(*gardencorev1beta1.Shoot)) admission.Request {
-	req := admission.Request{Operation: admission.Update, Old: admissiontest.ValidShoot("aws", "c-1", ns), New: admissiontest.ValidShoot("aws", "c-1", ns)}
-	req.Old.ResourceVersion, req.New.ResourceVersion = "7", "7"
-	old(req.Old)
-	change(req.New)
-	return req
-}
-
-func admitWith(t *testing.T, req admission.Request) (*gardencorev1beta1.Shoot, error) {
-	t.Helper()
-	return admission.Admit(t.Context(), admissiontest.NewEnv(), req)
 }

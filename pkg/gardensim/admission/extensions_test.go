@@ -6,9 +6,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
-
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admission/admissiontest"
 )
 
 // withExtension lists one more extension.
@@ -16,56 +13,6 @@ func withExtension(typ, config string, disabled bool) func(*gardencorev1beta1.Sh
 	return func(s *gardencorev1beta1.Shoot) {
 		s.Spec.Extensions = append(s.Spec.Extensions, extension(typ, config, disabled))
 	}
-}
-
-// containerRuntime gives the pool containerd with the runtime.
-func containerRuntime(typ string) func(*gardencorev1beta1.Shoot) {
-	return func(s *gardencorev1beta1.Shoot) {
-		s.Spec.Provider.Workers[0].CRI = &gardencorev1beta1.CRI{Name: gardencorev1beta1.CRINameContainerD, ContainerRuntimes: []gardencorev1beta1.ContainerRuntime{{Type: typ}}}
-	}
-}
-
-// unregister takes the extension type's registration away.
-func unregister(typ string) func(*admissiontest.Env) {
-	return func(e *admissiontest.Env) { e.Unregister(typ) }
-}
-
-// TestExtensionValidator covers Gardener's ExtensionValidator plugin: every
-// extension type must be registered by a ControllerRegistration.
-func TestExtensionValidator(t *testing.T) {
-	runCases(t, []admissionCase{
-		{
-			name: "an unknown extension type", change: withExtension("shoot-foo", "", false),
-			want: forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered extension type: spec.extensions[0].type (\"shoot-foo\")\n\n"),
-		},
-		{
-			name: "an unregistered type, even disabled", change: withExtension("acl", "", true), env: unregister("acl"),
-			want: forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered extension type: spec.extensions[0].type (\"acl\")\n\n"),
-		},
-		{
-			name:   "every unregistered type is listed",
-			change: on(withExtension("acl", "", false), withExtension("shoot-foo", "", false)), env: unregister("acl"),
-			want: forbidden(forbiddenShoot + "2 errors occurred:\n\t* given Shoot uses non-registered extension type: spec.extensions[0].type (\"acl\")\n\t" +
-				"* given Shoot uses non-registered extension type: spec.extensions[1].type (\"shoot-foo\")\n\n"),
-		},
-		{
-			name:   "an unregistered networking type",
-			change: func(s *gardencorev1beta1.Shoot) { s.Spec.Networking.Type = ptr.To("flannel") },
-			want:   forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered networking type: spec.networking.type (\"flannel\")\n\n"),
-		},
-		{
-			name:   "the DNSRecord type of the primary DNS provider",
-			change: on(landscape, func(s *gardencorev1beta1.Shoot) { s.Spec.DNS.Providers[0].Type = ptr.To("infoblox-dns") }), //nolint:staticcheck // SA1019: the deprecated provider type under test.
-			env:    landscapeObjects,
-			want:   forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered extension type: spec.dns.providers[0].type (\"infoblox-dns\")\n\n"),
-		},
-		{name: "every type Infrastructure Manager writes is registered", change: landscape, env: landscapeObjects},
-		{name: "a gVisor pool", change: containerRuntime("gvisor")},
-		{
-			name: "an unregistered container runtime", change: containerRuntime("kata"),
-			want: forbidden(forbiddenShoot + "1 error occurred:\n\t* given Shoot uses non-registered container runtime type: spec.provider.workers[0].cri.containerRuntimes[0].type (\"kata\")\n\n"),
-		},
-	})
 }
 
 // TestACLWebhook covers the acl extension's validation of its

@@ -144,7 +144,7 @@ func mutateDNSService(shoot *gardencorev1beta1.Shoot) (*dnsServiceView, error) {
 	for _, r := range shoot.Spec.Resources {
 		view.resources = append(view.resources, r.Name)
 	}
-	for _, p := range v1DNSProviders(shoot.Spec.DNS) {
+	for _, p := range shoot.Spec.DNS.Providers { //nolint:staticcheck // SA1019: the mutator still syncs the deprecated providers.
 		np := dnsv1alpha1.DNSProvider{Type: p.Type}
 		switch secret := p.SecretName; { //nolint:staticcheck // SA1019: the mutator still reads the deprecated secretName.
 		case secret != nil:

@@ -33,11 +33,6 @@ func extension(typ, config string, disabled bool) gardencorev1beta1.Extension {
 // landscape is admissiontest.WithLandscape.
 func landscape(s *gardencorev1beta1.Shoot) { admissiontest.WithLandscape(s) }
 
-// secretResource is admissiontest.SecretResource.
-func secretResource(name, secret string) gardencorev1beta1.NamedResourceReference {
-	return admissiontest.SecretResource(name, secret)
-}
-
 // landscapeObjects adds the Secrets and the audit policy a landscape's
 // shoot references.
 func landscapeObjects(e *admissiontest.Env) { e.AddLandscapeObjects(ns) }

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	gardencore "github.com/gardener/gardener/pkg/apis/core"
-	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -32,34 +30,10 @@ func withPolicy(data map[string]string) func(*admissiontest.Env) {
 	}
 }
 
-// TestReferences covers the ResourceReferenceManager plugin on spec.resources
-// and the DNS provider credentials, and the audit-policies webhook.
+// TestReferences covers the audit-policies webhook of Gardener's admission
+// controller.
 func TestReferences(t *testing.T) {
-	dropDNSResource := func(s *gardencorev1beta1.Shoot) { s.Spec.Resources = s.Spec.Resources[1:] }
 	runCases(t, []admissionCase{
-		{
-			name: "a missing audit log secret", change: landscape, env: withEnv(landscapeObjects, without("Secret", auditSecret)),
-			want: forbidden(forbiddenShoot + `failed to resolve resource reference "auditlog-credentials": secrets "tenant-secret" not found`),
-		},
-		{
-			name: "a missing ConfigMap", env: landscapeObjects,
-			change: on(landscape, func(s *gardencorev1beta1.Shoot) {
-				s.Spec.Resources = append(s.Spec.Resources, gardencorev1beta1.NamedResourceReference{Name: "extra", ResourceRef: autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: "extra"}})
-			}),
-			want: forbidden(forbiddenShoot + `failed to resolve resource reference "extra": configmaps "extra" not found`),
-		},
-		{
-			name: "a missing DNS provider secret", change: on(landscape, dropDNSResource), env: withEnv(landscapeObjects, without("Secret", dnsSecret)),
-			want: forbidden(forbiddenShoot + `failed to resolve credentials reference of type Secret: secrets "dns-secret" not found`),
-		},
-		{
-			name: "a missing DNS provider secret named by credentialsRef", env: withEnv(landscapeObjects, without("Secret", dnsSecret)),
-			change: on(landscape, dropDNSResource, func(s *gardencorev1beta1.Shoot) {
-				p := &s.Spec.DNS.Providers[0]                                                                                                       //nolint:staticcheck // SA1019: the deprecated provider under test.
-				p.SecretName, p.CredentialsRef = nil, &autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "Secret", Name: dnsSecret} //nolint:staticcheck // SA1019: the deprecated secretName under test.
-			}),
-			want: forbidden(forbiddenShoot + `failed to resolve credentials reference of type Secret: secrets "dns-secret" not found`),
-		},
 		{
 			name: "a missing audit policy ConfigMap", change: landscape, env: withEnv(landscapeObjects, without("ConfigMap", auditPolicyCM)),
 			want: &refusal{code: http.StatusUnprocessableEntity, message: auditDenied + `referenced audit policy ConfigMap garden-kyma/audit-policy does not exist: configmaps "audit-policy" not found`},

@@ -31,11 +31,12 @@ converged-cloud-kyma and alicloud (403 Forbidden: region, access
 restrictions, machine type, image, volume type, Kubernetes version; defaults
 for partial versions), the audit-policies.gardener.cloud and
 authentication-configuration.gardener.cloud webhooks (422: the referenced
-ConfigMap must exist and pass kube-apiserver's validation), the webhooks
-validation.<provider>.provider.extensions.gardener.cloud (403: the
-infrastructureConfig and its zone networks) and those of the acl and
-shoot-dns-service extensions (403: their providerConfig). Admission cannot be
-turned off.
+ConfigMap must exist and pass kube-apiserver's validation), those of the acl
+and shoot-dns-service extensions (403: their providerConfig), and the webhooks
+validation.<provider>.provider.extensions.gardener.cloud, which run the
+provider extensions' own shoot validators (aws, azure, gcp, openstack,
+alicloud; 403: infrastructureConfig, controlPlaneConfig, workers against the
+CloudProfile, credentials) from bin/gardener. Admission cannot be turned off.
 
 Flags:
 `

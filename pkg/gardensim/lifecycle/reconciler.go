@@ -41,8 +41,6 @@ type Reconciler struct {
 	seeds      Seeds
 	recorder   events.EventRecorder
 
-	defaultDomain string
-
 	mu  sync.Mutex
 	ops map[types.UID]*operation
 	// errs counts the Errors in a row of each shoot, for the backoff.
@@ -85,10 +83,6 @@ func WithSeedName(name string) Option { return func(r *Reconciler) { r.id.seed =
 // WithSeeds sets where the scheduler finds seeds; default EverySeed (every
 // shoot goes to the seed of WithSeedName).
 func WithSeeds(s Seeds) Option { return func(r *Reconciler) { r.seeds = s } }
-
-// WithDefaultDomain sets the garden's default DNS domain, which shoots get
-// on scheduling as <shoot>.<project>.<domain>; default none.
-func WithDefaultDomain(domain string) Option { return func(r *Reconciler) { r.defaultDomain = domain } }
 
 // WithEventRecorder sets where scheduling events go; default nowhere.
 func WithEventRecorder(rec events.EventRecorder) Option {

@@ -109,8 +109,7 @@ func SeedReady(s *gardencorev1beta1.Seed) bool {
 	return false
 }
 
-// schedule binds an unscheduled shoot to a seed, giving it the default DNS
-// domain as the ShootDNS plugin does on binding; a shoot no seed fits stays
+// schedule binds an unscheduled shoot to a seed; a shoot no seed fits stays
 // unscheduled with lastOperation Create/Pending, a SchedulingFailed event,
 // and another try after the retry delay.
 func (r *Reconciler) schedule(ctx context.Context, shoot *gardencorev1beta1.Shoot) (ctrl.Result, error) {
@@ -128,20 +127,14 @@ func (r *Reconciler) schedule(ctx context.Context, shoot *gardencorev1beta1.Shoo
 	return r.bind(ctx, shoot, seed.Name)
 }
 
-// bind sets spec.seedName (and the default domain).
+// bind sets spec.seedName through the shoots/binding subresource, as gardener-scheduler does:
+// gardener-apiserver keeps spec.seedName on any other write. Gardener's ShootDNS plugin gives
+// the shoot its default domain on that binding.
 func (r *Reconciler) bind(ctx context.Context, shoot *gardencorev1beta1.Shoot, seed string) (ctrl.Result, error) {
-	patch := client.MergeFrom(shoot.DeepCopy())
 	shoot.Spec.SeedName = ptr.To(seed)
-	if !usesUnmanagedDNS(shoot) {
-		if shoot.Spec.DNS == nil {
-			shoot.Spec.DNS = &gardencorev1beta1.DNS{}
-		}
-		if r.defaultDomain != "" && shoot.Spec.DNS.Domain == nil {
-			project := strings.TrimPrefix(shoot.Namespace, "garden-")
-			shoot.Spec.DNS.Domain = ptr.To(fmt.Sprintf("%s.%s.%s", shoot.Name, project, r.defaultDomain))
-		}
-	}
-	if err := r.client.Patch(ctx, shoot, patch, client.FieldOwner(schedulerFieldManager)); err != nil {
+	if err := r.client.SubResource("binding").Update(ctx, shoot, &client.SubResourceUpdateOptions{
+		UpdateOptions: client.UpdateOptions{FieldManager: schedulerFieldManager},
+	}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("bind shoot %s/%s to seed %s: %w", shoot.Namespace, shoot.Name, seed, err)
 	}
 	log.FromContext(ctx).Info("Shoot scheduled", "seed", seed)
@@ -187,16 +180,4 @@ func (r *Reconciler) seedLoad(ctx context.Context) map[string]int {
 		}
 	}
 	return load
-}
-
-func usesUnmanagedDNS(shoot *gardencorev1beta1.Shoot) bool {
-	if shoot.Spec.DNS == nil {
-		return false
-	}
-	for _, p := range shoot.Spec.DNS.Providers { //nolint:staticcheck // SA1019: Gardener's ShootDNS plugin still tells unmanaged DNS by the primary provider.
-		if ptr.Deref(p.Primary, false) && ptr.Deref(p.Type, "") == "unmanaged" { //nolint:staticcheck // SA1019: Gardener's ShootDNS plugin still reads the primary provider's type.
-			return true
-		}
-	}
-	return false
 }

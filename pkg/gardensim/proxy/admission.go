@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -95,7 +96,7 @@ func (p *Proxy) admitShoot(w http.ResponseWriter, r *http.Request, req fault.Req
 	if !ok {
 		return
 	}
-	areq := admission.Request{Operation: admission.Create, New: shoot, User: p.user, DefaultDomain: p.defaultDomain}
+	areq := admission.Request{Operation: admission.Create, New: shoot}
 	if old != nil {
 		areq.Operation, areq.Old = admission.Update, old
 	}
@@ -325,4 +326,15 @@ func (rec *recorder) replay(w http.ResponseWriter) {
 	}
 	w.WriteHeader(rec.code)
 	_, _ = w.Write(rec.body.Bytes())
+}
+
+// writeError answers with err as the API server would: as is if it is an API
+// status, as an internal error otherwise.
+func writeError(w http.ResponseWriter, err error) {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		fault.WriteStatus(w, status.Status())
+		return
+	}
+	fault.WriteStatus(w, apierrors.NewInternalError(err).ErrStatus)
 }

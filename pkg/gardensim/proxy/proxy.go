@@ -46,7 +46,6 @@ type Proxy struct {
 	target        *url.URL
 	transport     http.RoundTripper
 	env           admission.Env
-	defaultDomain string
 	forward       http.Handler
 	handler       http.Handler
 	token         string
@@ -85,11 +84,6 @@ func WithRequestLog(l *RequestLog) Option { return func(p *Proxy) { p.requests =
 
 // WithLogger sets the logger; default discard.
 func WithLogger(l logr.Logger) Option { return func(p *Proxy) { p.log = l } }
-
-// WithDefaultDomain sets the garden's default DNS domain, which Gardener's
-// ShootDNS plugin gives scheduled shoots (<shoot>.<project>.<domain>);
-// default none.
-func WithDefaultDomain(domain string) Option { return func(p *Proxy) { p.defaultDomain = domain } }
 
 // WithAdmissionEnv sets where admission reads CloudProfiles and ConfigMaps
 // and the time; default the garden API server and the real clock.
@@ -161,8 +155,6 @@ func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
 		p.admitConfigMap(w, r, req)
 	case isShoots(req) && req.Verb == fault.VerbAdminKubeconfig:
 		p.adminKubeconfig(w, r, req)
-	case isShootDeletion(req):
-		p.confirmDeletion(w, r, req)
 	default:
 		p.forward.ServeHTTP(w, r)
 	}
@@ -183,12 +175,6 @@ func isShootWrite(req fault.Request) bool {
 // structured authentication configuration admission checks.
 func isConfigMapChange(req fault.Request) bool {
 	return req.Group == "" && req.Resource == "configmaps" && req.Subresource == "" && (req.Verb == "update" || req.Verb == "patch")
-}
-
-// isShootDeletion reports whether req deletes one or more shoots, which
-// need the deletion confirmation.
-func isShootDeletion(req fault.Request) bool {
-	return isShoots(req) && req.Subresource == "" && (req.Verb == "delete" || req.Verb == "deletecollection")
 }
 
 // publicPaths are served without a token, as the API server allows them

@@ -44,6 +44,9 @@ func TestAdmissionRefusalsAreClassified(t *testing.T) {
 		name string
 		// shoot is the shoot name; existing updates the existing shoot.
 		shoot string
+		// runtime makes the Runtime wrong before it is rendered, for what the manager renders
+		// differently by the Runtime (the runtime config by Kubernetes version).
+		runtime func(*infrav1.Runtime)
 		// mutate makes the rendered shoot wrong.
 		mutate func(*gardencorev1beta1.Shoot)
 		// skipAuth leaves the structured-auth ConfigMap out.
@@ -60,14 +63,14 @@ func TestAdmissionRefusalsAreClassified(t *testing.T) {
 		{
 			name: "missing infrastructureConfig", shoot: "adm-noinfra",
 			mutate: func(s *gardencorev1beta1.Shoot) { s.Spec.Provider.InfrastructureConfig = nil },
-			code:   403, says: "InfrastructureConfig must be set for AWS shoots", class: retry.ClassTerminal,
+			code:   422, says: "InfrastructureConfig must be set for AWS shoots", class: retry.ClassTerminal,
 		},
 		{
 			name: "zone outside the node network", shoot: "adm-zones",
 			mutate: func(s *gardencorev1beta1.Shoot) {
 				s.Spec.Provider.InfrastructureConfig.Raw = []byte(strings.Replace(string(s.Spec.Provider.InfrastructureConfig.Raw), `"workers":"10.250.0.0/19"`, `"workers":"10.180.0.0/19"`, 1))
 			},
-			code: 403, says: `must be a subset of "networking.nodes"`, class: retry.ClassTerminal,
+			code: 422, says: `must be a subset of "networking.nodes"`, class: retry.ClassTerminal,
 		},
 		{
 			name: "oidcConfig from Kubernetes 1.32 on", shoot: "adm-oidc",
@@ -95,8 +98,8 @@ func TestAdmissionRefusalsAreClassified(t *testing.T) {
 		},
 		{
 			name: "Kubernetes version the cloud profile no longer offers", shoot: "adm-version",
-			mutate: func(s *gardencorev1beta1.Shoot) { s.Spec.Kubernetes.Version = "1.28.7" },
-			code:   403, says: "1.28.7", class: retry.ClassTerminal,
+			runtime: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Kubernetes.Version = ptr.To("1.28.7") },
+			code:    403, says: "1.28.7", class: retry.ClassTerminal,
 		},
 		{
 			name: "unknown cloud profile", shoot: "adm-profile",
@@ -117,7 +120,7 @@ func TestAdmissionRefusalsAreClassified(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := existing
 			if tt.shoot != existing.Shoot.Name {
-				r = renderRuntime(t, tt.shoot)
+				r = renderRuntimeWith(t, tt.shoot, tt.runtime)
 			}
 			shoot := r.Shoot.DeepCopy()
 			if tt.mutate != nil {
@@ -196,7 +199,17 @@ func TestSeedNotFoundFailsFast(t *testing.T) {
 // of these tests, and removes what the test writes from it afterwards.
 func renderRuntime(t *testing.T, name string) gardener.Rendered {
 	t.Helper()
+	return renderRuntimeWith(t, name, nil)
+}
+
+// renderRuntimeWith is renderRuntime with the Runtime changed by change (when not nil) before
+// it is rendered.
+func renderRuntimeWith(t *testing.T, name string, change func(*infrav1.Runtime)) gardener.Rendered {
+	t.Helper()
 	rt := awsRuntime(t, name)
+	if change != nil {
+		change(rt)
+	}
 	opts := convertOptions(t, nil)
 	r, err := runtimectrl.Render(rt, nil, opts)
 	if err != nil {

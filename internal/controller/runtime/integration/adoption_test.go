@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,7 +40,7 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 	rt.Spec.Security.Administrators = []string{"admin@example.com"}
 
 	shoot := leaveShootAsUpstream(t, rt, true)
-	generation := shoot.Generation
+	generation, spec := shoot.Generation, shoot.Spec.DeepCopy()
 	rc := leaveClusterAsUpstream(t, rt, shoot, "admin@example.com", "former-admin@example.com")
 	marks := marksOf(t, rt)
 
@@ -96,7 +97,7 @@ func TestAdoptUpstreamRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	if shoot.Generation != generation {
-		t.Errorf("shoot generation %d, want %d: taking over changed the shoot's spec", shoot.Generation, generation)
+		t.Errorf("shoot generation %d, want %d: taking over changed the shoot's spec (-before +after):\n%s", shoot.Generation, generation, diff.Diff(spec, &shoot.Spec))
 	}
 	owners := map[string]bool{}
 	for _, mf := range shoot.ManagedFields {

@@ -3,7 +3,6 @@ package integration_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +45,7 @@ func setUpLandscape(ctx context.Context) error {
 	}
 	ns := gardensim.ProjectNamespace(project)
 	objs := []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: l.Config.Converter.DNS.SecretName}, StringData: map[string]string{"accessKeyID": "id", "secretAccessKey": "key"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: l.Config.Converter.DNS.SecretName}, StringData: map[string]string{"accessKeyID": "AKIAIOSFODNN7EXAMPLE", "secretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: l.Config.Converter.AuditLog.PolicyConfigMapName}, Data: map[string]string{
 			"policy": "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"}},
 	}
@@ -164,17 +163,7 @@ func TestNoAuditLogTenantFailsAtOnce(t *testing.T) {
 // profile does not offer it. Gardener refuses the shoot, and the runtime fails at once with
 // Gardener's message.
 func TestEUAccessOutsideTheEUIsRefused(t *testing.T) {
-	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "gcp.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &infrav1.Runtime{}
-	if err := env.Client.Scheme().Convert(objs[0], rt, nil); err != nil {
-		t.Fatal(err)
-	}
-	rt.Name, rt.Spec.Shoot.Name = "eu-access-us", "eu-access-us"
-	rt.Labels[infrav1.LabelShootName], rt.Labels[infrav1.LabelRuntimeID] = rt.Name, "rid-"+rt.Name
-	withOfferedVersion(rt)
+	rt := upstreamExample(t, "gcp", "eu-access-us")
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}
@@ -190,19 +179,9 @@ func TestEUAccessOutsideTheEUIsRefused(t *testing.T) {
 // azure, so the runtime gets Ready with the condition APIServerACL False (ACLNotApplied), the shoot
 // has no enabled acl extension, and kyma-provisioning-info lists no access list.
 func TestACLOnAProviderWithoutACLs(t *testing.T) {
-	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "gcp.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &infrav1.Runtime{}
-	if err := env.Client.Scheme().Convert(objs[0], rt, nil); err != nil {
-		t.Fatal(err)
-	}
-	rt.Name, rt.Spec.Shoot.Name = "acl-gcp", "acl-gcp"
-	rt.Labels[infrav1.LabelShootName], rt.Labels[infrav1.LabelRuntimeID] = rt.Name, "rid-"+rt.Name
+	rt := upstreamExample(t, "gcp", "acl-gcp")
 	rt.Spec.Shoot.PlatformRegion = "cf-us10"
 	rt.Spec.Shoot.Kubernetes.KubeAPIServer.ACL = &infrav1.ACL{AllowedCIDRs: []string{"10.20.0.0/16"}}
-	withOfferedVersion(rt)
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)
 	}

@@ -36,11 +36,18 @@ func newRuntimeWith(t *testing.T, name string, mutate func(*infrav1.Runtime)) *i
 	return rt
 }
 
-// awsRuntime returns the upstream aws example as Runtime name, with its own shoot name and
-// runtime id (rid-<name>) and an offered Kubernetes version; it is not created.
+// awsRuntime returns the upstream aws example as Runtime name (see upstreamExample).
 func awsRuntime(t *testing.T, name string) *infrav1.Runtime {
 	t.Helper()
-	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
+	return upstreamExample(t, "aws", name)
+}
+
+// upstreamExample returns upstream's example Runtime of a provider as Runtime name, with its own
+// shoot name and runtime id (rid-<name>), an offered Kubernetes version and the garden's
+// secret binding; it is not created.
+func upstreamExample(t *testing.T, provider, name string) *infrav1.Runtime {
+	t.Helper()
+	objs, err := testenv.ReadObjects(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", provider+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +59,14 @@ func awsRuntime(t *testing.T, name string) *infrav1.Runtime {
 	rt.Labels[infrav1.LabelShootName] = name
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + name
 	withOfferedVersion(rt)
+	withGardenBinding(rt)
 	return rt
 }
+
+// withGardenBinding names the simulated garden's secret binding: upstream's placeholder
+// "hyperscaler secret" is no valid name, and gardener-apiserver refuses a shoot whose binding
+// does not exist.
+func withGardenBinding(rt *infrav1.Runtime) { rt.Spec.Shoot.SecretBindingName = "hyperscaler" }
 
 // withOfferedVersion clears the Kubernetes version the upstream examples name, 1.28.7, which
 // current Gardener no longer offers: the simulator refuses it as Gardener does (a test below

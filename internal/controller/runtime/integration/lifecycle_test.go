@@ -23,6 +23,7 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
@@ -54,7 +55,13 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second)); err != nil {
+	tolerations, err := landscapeTolerations()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
+		gardensim.WithAllowedTolerations(tolerations...)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -74,6 +81,17 @@ func run(m *testing.M) int {
 	}
 	defer stop()
 	return m.Run()
+}
+
+// landscapeTolerations returns every toleration the landscape of these tests gives shoots, in
+// any region: the test project allows them, as a real landscape configures its project, since
+// Gardener's ShootTolerationRestriction refuses a shoot toleration its project does not allow.
+func landscapeTolerations() ([]gardencorev1beta1.Toleration, error) {
+	l, err := landscape.Load(managerOptions().ConverterConfig)
+	if err != nil {
+		return nil, fmt.Errorf("load landscape: %w", err)
+	}
+	return l.AllTolerations(), nil
 }
 
 // upstreamArgs are arguments upstream's Deployment passes its manager; the manager of these
@@ -189,6 +207,7 @@ func createFixture(t *testing.T, file string) *infrav1.Runtime {
 	}
 	rt.Labels[infrav1.LabelRuntimeID] = "rid-" + rt.Name
 	withOfferedVersion(rt)
+	withGardenBinding(rt)
 	withEUAccessInTheEU(rt)
 	if err := env.Client.Create(t.Context(), rt); err != nil {
 		t.Fatal(err)

@@ -109,9 +109,13 @@ func WithLandscape(s *gardencorev1beta1.Shoot) {
 // LandscapeObjects are the Secrets and the audit policy ConfigMap a shoot
 // WithLandscape references, in namespace.
 func LandscapeObjects(namespace string) (secrets []*corev1.Secret, policy *corev1.ConfigMap) {
-	for _, name := range []string{DNSSecret, AuditLogSecret} {
-		secrets = append(secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}})
-	}
+	// The DNS provider's credentials are an aws-route53 secret, as the aws
+	// extension checks them.
+	secrets = append(secrets,
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: DNSSecret, Namespace: namespace}, Data: map[string][]byte{
+			"accessKeyID": []byte("AKIAIOSFODNN7EXAMPLE"), "secretAccessKey": []byte("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+		}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: AuditLogSecret, Namespace: namespace}})
 	policy = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: AuditPolicyConfigMap, Namespace: namespace}, Data: map[string]string{"policy": ValidAuditPolicy}}
 	return secrets, policy
 }

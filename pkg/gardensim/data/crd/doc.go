@@ -1,5 +1,4 @@
-// Package crd embeds the CustomResourceDefinitions the Gardener simulator
-// installs into its garden API server, so that the simulator starts from any
-// working directory, and reads them (Read) for this package's and for
-// subpackage shoot's manifests.
+// Package crd reads CustomResourceDefinition manifests (Read) from an embedded file system:
+// those of subpackage shoot, which the simulator installs into its shoot clusters. The
+// garden's Gardener API is no CRD: gardener-apiserver serves it (package garden).
 package crd
