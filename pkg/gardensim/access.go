@@ -10,6 +10,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/internal/kubeconfig"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
@@ -45,20 +46,7 @@ func (s *Simulator) Kubeconfig() ([]byte, error) {
 // GardenAdminKubeconfig is GardenAdminConfig as a kubeconfig file, for a
 // test or an operator in another process to inspect the garden.
 func (s *Simulator) GardenAdminKubeconfig() ([]byte, error) {
-	g := s.garden
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["garden-admin"] = &clientcmdapi.Cluster{Server: g.Host, CertificateAuthorityData: g.CAData, CertificateAuthority: g.CAFile}
-	cfg.AuthInfos["garden-admin"] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: g.CertData, ClientCertificate: g.CertFile,
-		ClientKeyData: g.KeyData, ClientKey: g.KeyFile, Token: g.BearerToken,
-	}
-	cfg.Contexts["garden-admin"] = &clientcmdapi.Context{Cluster: "garden-admin", AuthInfo: "garden-admin"}
-	cfg.CurrentContext = "garden-admin"
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return nil, fmt.Errorf("write garden admin kubeconfig: %w", err)
-	}
-	return data, nil
+	return kubeconfig.Marshal(s.garden, "garden-admin")
 }
 
 // Requests returns up to limit records of the front proxy's request log

@@ -25,12 +25,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/internal/kubeconfig"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/internal/pki"
 )
 
@@ -263,14 +262,11 @@ func writeFiles(dir string, files map[string][]byte) error {
 // and writes Secrets, namespaces and the like of the garden, and delegates authentication
 // and authorization to kube-apiserver, with it.
 func writeKubeconfig(path string, cfg *rest.Config) error {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["garden"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["gardener-apiserver"] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken,
+	data, err := kubeconfig.Marshal(cfg, "garden")
+	if err != nil {
+		return err
 	}
-	kc.Contexts["garden"] = &clientcmdapi.Context{Cluster: "garden", AuthInfo: "gardener-apiserver"}
-	kc.CurrentContext = "garden"
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("write gardener-apiserver kubeconfig: %w", err)
 	}
 	return nil

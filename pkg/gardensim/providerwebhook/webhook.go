@@ -19,9 +19,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/internal/kubeconfig"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/internal/pki"
 )
 
@@ -250,15 +249,11 @@ func (s *Server) Stop() error {
 }
 
 func writeKubeconfig(path string, g *rest.Config) error {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["garden"] = &clientcmdapi.Cluster{Server: g.Host, CertificateAuthorityData: g.CAData, CertificateAuthority: g.CAFile}
-	cfg.AuthInfos["garden"] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: g.CertData, ClientCertificate: g.CertFile,
-		ClientKeyData: g.KeyData, ClientKey: g.KeyFile, Token: g.BearerToken,
+	data, err := kubeconfig.Marshal(g, "garden")
+	if err != nil {
+		return err
 	}
-	cfg.Contexts["garden"] = &clientcmdapi.Context{Cluster: "garden", AuthInfo: "garden"}
-	cfg.CurrentContext = "garden"
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("write garden kubeconfig: %w", err)
 	}
 	return nil
