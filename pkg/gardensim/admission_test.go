@@ -102,7 +102,7 @@ func TestAdmissionRefusesThroughTheProxy(t *testing.T) {
 		},
 		{
 			name: "adm-authn", apply: true, change: authn("structured-auth-config-adm-authn"),
-			want: refusal{http.StatusUnprocessableEntity, "", `admission webhook "authentication-configuration.gardener.cloud" denied the request: provided invalid authentication configuration: [jwt[0].issuer.url: Invalid value: "http://kyma.example": URL scheme must be https]`},
+			want: refusal{http.StatusUnprocessableEntity, "", `admission webhook "authentication-configurations.gardener.cloud" denied the request: provided invalid authentication configuration: [jwt[0].issuer.url: Invalid value: "http://kyma.example": URL scheme must be https]`},
 		},
 		// Refusals of Gardener's own code that no rule of this repository's had to copy.
 		{
@@ -283,5 +283,5 @@ func TestAuthenticationConfigMapUpdate(t *testing.T) {
 	t.Cleanup(func() { confirmAndDelete(t, name) })
 	cm.Data["config.yaml"] = strings.Replace(cm.Data["config.yaml"], "https://", "http://", 1)
 	expectRefusal(t, configMaps.Update(t.Context(), cm), refusal{http.StatusUnprocessableEntity, "",
-		`admission webhook "authentication-configuration.gardener.cloud" denied the request: provided invalid authentication configuration: [jwt[0].issuer.url: Invalid value: "http://kyma.accounts.ondemand.com": URL scheme must be https]`})
+		`admission webhook "authentication-configurations.gardener.cloud" denied the request: provided invalid authentication configuration: [jwt[0].issuer.url: Invalid value: "http://kyma.accounts.ondemand.com": URL scheme must be https]`})
 }

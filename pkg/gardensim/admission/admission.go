@@ -55,9 +55,8 @@ type Request struct {
 
 // Admit runs the webhooks that gardener-apiserver calls but that are not Gardener's API
 // server's own code, on a shoot that gardener-apiserver has already defaulted, mutated,
-// validated and admitted (the proxy's dry run): the shoot-dns-service mutator, then Gardener's
-// admission controller's audit-policy and authentication-configuration webhooks, the
-// providers' validation webhooks and those of the acl and shoot-dns-service extensions. It
+// validated and admitted (the proxy's dry run): the shoot-dns-service mutator, then the
+// validation webhooks of the acl and shoot-dns-service extensions. It
 // returns the shoot as the mutating webhook leaves it, or the *apierrors.StatusError the
 // webhook answers with.
 func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot, error) {
@@ -79,12 +78,8 @@ func Admit(ctx context.Context, env Env, req Request) (*gardencorev1beta1.Shoot,
 		return nil, err
 	}
 	c.dnsService = dnsService
-	for _, step := range []func(context.Context) error{
-		c.auditPolicyWebhook, c.authenticationWebhook, c.extensionWebhooks,
-	} {
-		if err := step(ctx); err != nil {
-			return nil, err
-		}
+	if err := c.extensionWebhooks(ctx); err != nil {
+		return nil, err
 	}
 	return shoot, nil
 }

@@ -2,6 +2,7 @@ package admission_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -14,15 +15,12 @@ import (
 const (
 	dnsSecret      = admissiontest.DNSSecret
 	auditSecret    = admissiontest.AuditLogSecret
-	auditPolicyCM  = admissiontest.AuditPolicyConfigMap
 	customDomain   = "c-1." + admissiontest.DomainPrefix
-	validPolicy    = admissiontest.ValidAuditPolicy
 	aclConfig      = admissiontest.ACLConfig
 	awsWorkerIMDS2 = admissiontest.AWSWorkerConfig
 	aclDenied      = `admission webhook "validator.gardener-extension-admission-acl.extensions.gardener.cloud" denied the request: `
 	dnsDenied      = `admission webhook "validator.admission-shoot-dns-service.extensions.gardener.cloud" denied the request: `
 	dnsMutDenied   = `admission webhook "mutator.admission-shoot-dns-service.extensions.gardener.cloud" denied the request: `
-	auditDenied    = `admission webhook "audit-policies.gardener.cloud" denied the request: `
 )
 
 // extension is admissiontest.Extension.
@@ -60,3 +58,9 @@ func repeat(s string, n int) string { return strings.Repeat(s, n) }
 
 // sprintf is fmt.Sprintf.
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// forbidden is the refusal of a webhook built on Gardener's extension
+// webhook library (admission.Denied): 403 Forbidden.
+func forbidden(message string) *refusal {
+	return &refusal{code: http.StatusForbidden, reason: "Forbidden", message: message}
+}

@@ -9,10 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// AuthenticationWebhook is the name of the gardener-admission-controller
-// webhook that validates structured authentication configurations.
-const AuthenticationWebhook = "authentication-configuration.gardener.cloud"
-
 // denied is how the API server reports a validating webhook's refusal:
 // the webhook's code and reason, its message prefixed with the webhook name.
 func denied(webhook string, code int32, reason metav1.StatusReason, message string) error {

@@ -29,9 +29,10 @@ ControllerRegistrations (403: unregistered extension types), the
 ShootMutator/ShootValidator plugins against the CloudProfiles aws, az, gcp,
 converged-cloud-kyma and alicloud (403 Forbidden: region, access
 restrictions, machine type, image, volume type, Kubernetes version; defaults
-for partial versions), the audit-policies.gardener.cloud and
-authentication-configuration.gardener.cloud webhooks (422: the referenced
-ConfigMap must exist and pass kube-apiserver's validation), those of the acl
+for partial versions), Gardener's admission controller's own
+audit-policies.gardener.cloud and authentication-configurations.gardener.cloud
+webhooks (422: the referenced ConfigMap must exist and pass kube-apiserver's
+validation), those of the acl
 and shoot-dns-service extensions (403: their providerConfig), and the webhooks
 validation.<provider>.provider.extensions.gardener.cloud, which run the
 provider extensions' own shoot validators (aws, azure, gcp, openstack,

@@ -9,6 +9,11 @@
 // them for every CREATE and UPDATE of a shoot of their provider type, as it
 // calls the real extensions: one webhook per type, named
 // validation.<type>.provider.extensions.gardener.cloud, failing closed.
+// provider-admission-v1.140 also serves two webhooks of Gardener's own
+// admission controller (gardener-admission-controller v1.140.1),
+// audit-policies.gardener.cloud and
+// authentication-configurations.gardener.cloud, registered as Gardener's
+// chart registers them: shoots and ConfigMap updates in project namespaces.
 //
 // The package knows nothing of the rest of the simulator: a garden served by
 // CRDs on kube-apiserver and one served by gardener-apiserver call the same

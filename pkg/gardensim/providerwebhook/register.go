@@ -8,6 +8,7 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +37,10 @@ const ProbeQuotaName = "provider-webhook-probe"
 
 // Configuration is the ValidatingWebhookConfiguration that sends every
 // CREATE and UPDATE of a core.gardener.cloud Shoot of a provider type to
-// that type's webhook. The real extensions select their shoots by the label
+// that type's webhook, then every CREATE and UPDATE of a shoot and UPDATE
+// of a ConfigMap in a project namespace to Gardener's admission controller
+// webhooks (AuditPolicyWebhook, AuthenticationWebhook), as Gardener's own
+// configuration does. The real extensions select their shoots by the label
 // provider.extensions.gardener.cloud/<type>, which gardener-apiserver sets;
 // a match condition on spec.provider.type selects the same shoots on any
 // garden. Dry runs are not sent (see the match condition not-dry-run). Its
@@ -54,16 +58,40 @@ func (s *Server) Configuration() *admissionregistrationv1.ValidatingWebhookConfi
 			MatchConditions: []admissionregistrationv1.MatchCondition{{
 				Name:       "provider-type",
 				Expression: fmt.Sprintf("has(object.spec.provider) && object.spec.provider.type == %q", t),
-			}, {
-				// The simulator's front proxy decides a write on a dry run of
-				// it, with Gardener's plugins, before it sends it: the
-				// extensions see the write itself, after the plugins, as
-				// gardener-apiserver calls them.
-				Name:       "not-dry-run",
-				Expression: "!request.dryRun",
-			}},
+			}, notDryRun},
 			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](10),
+		})
+	}
+	for _, w := range gardenerWebhooks {
+		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.ValidatingWebhook{
+			Name:         w.name,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To(s.gardenerURLs[w.name]), CABundle: s.CABundle()},
+			// As in Gardener's chart: shoots of any version on creation and
+			// update, and updates of ConfigMaps, in project namespaces.
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups:   []string{gardencorev1beta1.GroupName},
+					APIVersions: []string{"*"},
+					Resources:   []string{"shoots"},
+				},
+			}, {
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups:   []string{corev1.GroupName},
+					APIVersions: []string{"v1"},
+					Resources:   []string{"configmaps"},
+				},
+			}},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				v1beta1constants.GardenRole: v1beta1constants.GardenRoleProject,
+			}},
+			MatchConditions:         []admissionregistrationv1.MatchCondition{notDryRun},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 			AdmissionReviewVersions: []string{"v1"},
 			TimeoutSeconds:          ptr.To[int32](10),
@@ -85,6 +113,12 @@ func (s *Server) Configuration() *admissionregistrationv1.ValidatingWebhookConfi
 	})
 	return cfg
 }
+
+// notDryRun keeps dry runs from a webhook. The simulator's front proxy
+// decides a write on a dry run of it, with Gardener's plugins, before it
+// sends it: the webhooks see the write itself, after the plugins, as
+// gardener-apiserver calls them.
+var notDryRun = admissionregistrationv1.MatchCondition{Name: "not-dry-run", Expression: "!request.dryRun"}
 
 // createOrUpdate is the rule of a webhook for the creation and update of a
 // namespaced core.gardener.cloud/v1beta1 resource.

@@ -24,19 +24,43 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/internal/pki"
 )
 
-// binary is one webhook binary and the provider types it serves. The
-// extensions are built against two lines of Gardener whose packages differ
+// binary is one webhook binary, the provider types it serves and whether
+// it serves Gardener's admission controller webhooks too. The extensions
+// are built against two lines of Gardener whose packages differ
 // (pkg/apis/core/helper moved to pkg/api/core/helper in v1.139), so no one
-// module compiles all five.
+// module compiles all five; the admission controller's webhooks are those
+// of the garden's Gardener, v1.140.1.
 type binary struct {
-	name  string
-	types []string
+	name     string
+	types    []string
+	gardener bool
 }
 
 var binaries = []binary{
 	{name: "provider-admission-v1.136", types: []string{"alicloud", "aws", "azure", "openstack"}},
-	{name: "provider-admission-v1.140", types: []string{"gcp"}},
+	{name: "provider-admission-v1.140", types: []string{"gcp"}, gardener: true},
 }
+
+// gardenerWebhook is a webhook of gardener-admission-controller: its name
+// in Gardener's ValidatingWebhookConfiguration and the path its handler is
+// served at.
+type gardenerWebhook struct{ name, path string }
+
+// gardenerWebhooks are the admission controller's configuration validators
+// for shoots: each checks the configuration a shoot references by a
+// ConfigMap of its namespace when the shoot is written, and the ConfigMap
+// when it changes while shoots reference it.
+var gardenerWebhooks = []gardenerWebhook{
+	{name: AuditPolicyWebhook, path: "/webhooks/audit-policies"},
+	{name: AuthenticationWebhook, path: "/webhooks/authentication-configuration"},
+}
+
+// The names of Gardener's admission controller webhooks, as the API server
+// quotes them when they deny a request.
+const (
+	AuditPolicyWebhook    = "audit-policies.gardener.cloud"
+	AuthenticationWebhook = "authentication-configurations.gardener.cloud"
+)
 
 // Types are the provider types whose extension validates shoots.
 func Types() []string {
@@ -63,11 +87,14 @@ type Options struct {
 
 // Server is the running webhook binaries.
 type Server struct {
-	dir   string
-	ca    []byte
-	urls  map[string]string
-	procs []*exec.Cmd
-	done  []chan error
+	dir  string
+	ca   []byte
+	urls map[string]string
+	// gardenerURLs are the URLs of Gardener's admission controller
+	// webhooks, by name.
+	gardenerURLs map[string]string
+	procs        []*exec.Cmd
+	done         []chan error
 	// probe answers the probe webhook through which Register learns that the
 	// API server calls the configuration (see probe.go).
 	probe *probeServer
@@ -114,7 +141,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create working directory: %w", err)
 	}
-	s := &Server{dir: tmp, urls: map[string]string{}}
+	s := &Server{dir: tmp, urls: map[string]string{}, gardenerURLs: map[string]string{}}
 	if err := s.start(ctx, o); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
@@ -162,6 +189,11 @@ func (s *Server) start(ctx context.Context, o Options) error {
 		base := "https://127.0.0.1:" + strconv.Itoa(port)
 		for _, t := range b.types {
 			s.urls[t] = base + "/webhooks/validate/" + t
+		}
+		if b.gardener {
+			for _, w := range gardenerWebhooks {
+				s.gardenerURLs[w.name] = base + w.path
+			}
 		}
 		if err := s.waitHealthy(ctx, b.name, base, done, orDefault(o.StartTimeout, 60*time.Second)); err != nil {
 			return err

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"time"
 
-	gardencore "github.com/gardener/gardener/pkg/apis/core"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
@@ -174,46 +173,6 @@ func (p *Proxy) consistentShoots(w http.ResponseWriter, r *http.Request, req fau
 			return nil, nil, false
 		}
 	}
-}
-
-// admitConfigMap admits an update or patch of a ConfigMap with Gardener's
-// ConfigMap webhooks (audit policies, authentication configurations): a
-// ConfigMap that shoots reference must keep a valid configuration.
-func (p *Proxy) admitConfigMap(w http.ResponseWriter, r *http.Request, req fault.Request) {
-	body, dry, ok := p.dryRun(w, r)
-	if !ok {
-		return
-	}
-	cm := &corev1.ConfigMap{}
-	if err := json.Unmarshal(dry, cm); err != nil {
-		writeError(w, fmt.Errorf("decode dry-run config map: %w", err))
-		return
-	}
-	old := &corev1.ConfigMap{}
-	if err := p.garden.Get(r.Context(), client.ObjectKey{Namespace: req.Namespace, Name: cm.Name}, old); err != nil {
-		// A patch that creates the ConfigMap is no update: nothing to check.
-		p.forward.ServeHTTP(w, withBody(r, body))
-		return
-	}
-	list := &gardencorev1beta1.ShootList{}
-	if err := p.garden.List(r.Context(), list, client.InNamespace(req.Namespace)); err != nil {
-		writeError(w, err)
-		return
-	}
-	shoots := make([]*gardencore.Shoot, 0, len(list.Items))
-	for i := range list.Items {
-		s, err := admission.InternalShoot(&list.Items[i])
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		shoots = append(shoots, s)
-	}
-	if err := admission.AdmitConfigMap(old, cm, shoots); err != nil {
-		writeError(w, err)
-		return
-	}
-	p.forward.ServeHTTP(w, withBody(r, body))
 }
 
 // dryRun reads the request body and sends the same request with

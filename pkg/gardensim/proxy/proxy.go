@@ -151,8 +151,6 @@ func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case isShootWrite(req):
 		p.admitShoot(w, r, req)
-	case isConfigMapChange(req):
-		p.admitConfigMap(w, r, req)
 	case isShoots(req) && req.Verb == fault.VerbAdminKubeconfig:
 		p.adminKubeconfig(w, r, req)
 	default:
@@ -169,12 +167,6 @@ func isShoots(req fault.Request) bool {
 // subresource): admission decides.
 func isShootWrite(req fault.Request) bool {
 	return isShoots(req) && req.Subresource == "" && (req.Verb == "create" || req.Verb == "update" || req.Verb == "patch")
-}
-
-// isConfigMapChange reports whether req changes a ConfigMap, whose
-// structured authentication configuration admission checks.
-func isConfigMapChange(req fault.Request) bool {
-	return req.Group == "" && req.Resource == "configmaps" && req.Subresource == "" && (req.Verb == "update" || req.Verb == "patch")
 }
 
 // publicPaths are served without a token, as the API server allows them

@@ -4,8 +4,9 @@
 // whose client reads CloudProfiles, bindings and Secrets uncached (so that a
 // binding created just before its shoot is seen), and whose webhook server
 // answers AdmissionReview v1 at /webhooks/validate/<provider type> with the
-// handler of that provider's own validator package, and /healthz with 200
-// once it serves.
+// handler of that provider's own validator package, at the paths of further
+// handlers (such as Gardener's admission controller's webhooks) with those,
+// and /healthz with 200 once it serves.
 package serve
 
 import (
@@ -37,12 +38,20 @@ type Provider struct {
 	New func(manager.Manager) (http.Handler, error)
 }
 
+// Handler is a webhook served at a path of its own.
+type Handler struct {
+	// Path is where it is served.
+	Path string
+	// New builds the handler on the manager.
+	New func(manager.Manager) (http.Handler, error)
+}
+
 // Path is where the webhook of a provider type is served.
 func Path(providerType string) string { return "/webhooks/validate/" + providerType }
 
 // Main parses the flags, installs the schemes into the manager's scheme
-// and serves the providers until the context ends.
-func Main(ctx context.Context, schemes []func(*runtime.Scheme) error, providers ...Provider) error {
+// and serves the providers and handlers until the context ends.
+func Main(ctx context.Context, schemes []func(*runtime.Scheme) error, providers []Provider, handlers ...Handler) error {
 	// A flag set of its own: controller-runtime registers --kubeconfig on
 	// the global one.
 	flags := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
@@ -74,6 +83,13 @@ func Main(ctx context.Context, schemes []func(*runtime.Scheme) error, providers 
 			return fmt.Errorf("webhook of %s: %w", p.Type, err)
 		}
 		server.Register(Path(p.Type), h)
+	}
+	for _, h := range handlers {
+		handler, err := h.New(mgr)
+		if err != nil {
+			return fmt.Errorf("webhook at %s: %w", h.Path, err)
+		}
+		server.Register(h.Path, handler)
 	}
 	server.Register("/healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)

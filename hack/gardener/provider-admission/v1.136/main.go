@@ -41,7 +41,7 @@ func main() {
 		openstackinstall.AddToScheme,
 		alicloudinstall.AddToScheme,
 	}
-	err := serve.Main(ctx, schemes,
+	err := serve.Main(ctx, schemes, []serve.Provider{
 		serve.Provider{Type: "aws", New: func(m manager.Manager) (http.Handler, error) {
 			wh, err := awsvalidator.New(m)
 			if err != nil {
@@ -70,7 +70,7 @@ func main() {
 			}
 			return wh.Webhook, nil
 		}},
-	)
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
