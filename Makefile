@@ -30,9 +30,11 @@ CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 ETCD           := $(K8S_BIN)/etcd
 KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
-# gardener-apiserver is pinned in hack/gardener/apiserver/go.mod (github.com/gardener/gardener v1.140.1).
+# gardener-apiserver and gardener-scheduler are pinned in hack/gardener/{apiserver,scheduler}/go.mod
+# (github.com/gardener/gardener v1.140.1).
 GARDENER_BIN        := $(BIN)/gardener
 GARDENER_APISERVER  := $(GARDENER_BIN)/gardener-apiserver
+GARDENER_SCHEDULER  := $(GARDENER_BIN)/gardener-scheduler
 
 # The provider extensions' admission webhooks that the simulated garden calls, built from
 # hack/gardener/provider-admission (pinned in its go.mod files); the simulator finds them here.
@@ -184,13 +186,20 @@ $(KUBE_APISERVER):
 
 # The Gardener simulator's garden: Gardener's own API server, aggregated onto kube-apiserver.
 .PHONY: gardener-binaries
-gardener-binaries: $(GARDENER_APISERVER) ## Build gardener-apiserver (v1.140.1) into bin/gardener when missing.
+gardener-binaries: $(GARDENER_APISERVER) $(GARDENER_SCHEDULER) ## Build gardener-apiserver and gardener-scheduler (v1.140.1) into bin/gardener when missing.
 
 # Rebuilt when the wrapper's go.mod changes, that is when the version does.
 $(GARDENER_APISERVER): hack/gardener/apiserver/go.mod
 	@echo "gardener: building gardener-apiserver (v1.140.1) from the Go module proxy into $(GARDENER_BIN) (about 18 minutes on 2 busy shared cores, 7.5 minutes of CPU)"
 	@mkdir -p $(GARDENER_BIN)
 	cd hack/gardener/apiserver && go build -trimpath -o $@ .
+
+# Gardener's scheduler, from its own small module pinned to the same version; it shares most
+# packages with gardener-apiserver, so after it the build takes about 20 seconds.
+$(GARDENER_SCHEDULER): hack/gardener/scheduler/go.mod hack/gardener/scheduler/main.go
+	@echo "gardener: building gardener-scheduler (v1.140.1) from the Go module proxy into $(GARDENER_BIN)"
+	@mkdir -p $(GARDENER_BIN)
+	cd hack/gardener/scheduler && go build -trimpath -o $@ .
 
 # Two binaries, because the extensions are built against two lines of Gardener whose packages
 # differ: aws v1.68.3, azure v1.57.1, openstack v1.51.0 and alicloud v1.71.0 import

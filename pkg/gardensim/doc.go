@@ -14,8 +14,9 @@
 // An HTTPS front proxy that the manager talks to (RESTConfig, Kubeconfig)
 // adds the adminkubeconfig subresource, rule-driven faults, the request log
 // and the webhooks gardener-apiserver would call that are not its own code;
-// a scheduler and gardenlet-like controller bind shoots to seeds through
-// shoots/binding and walk them through their operations, failing them by
+// Gardener's own gardener-scheduler binds shoots to seeds through
+// shoots/binding, and a gardenlet-like controller walks them through their
+// operations, failing them by
 // rule with real Gardener error codes and retrying Errors with backoff; and
 // real API servers play the shoot clusters (one per shoot sharing one etcd,
 // or one for all).

@@ -22,16 +22,21 @@ import (
 // ProjectNamespace is the namespace of a Gardener project's shoots.
 func ProjectNamespace(project string) string { return "garden-" + project }
 
+// gardenerAPIServer is the gardener-apiserver binary of the options; gardener-scheduler is
+// beside it.
+func gardenerAPIServer(o options) string {
+	if o.gardenerAPIServer != "" {
+		return o.gardenerAPIServer
+	}
+	return garden.DefaultBinary(o.assets)
+}
+
 // startGarden boots the garden: etcd, kube-apiserver and gardener-apiserver aggregated onto
 // it, serving Gardener's API with Gardener's own validation and admission to a client of
 // scheme.
 func startGarden(ctx context.Context, o options, scheme *runtime.Scheme) (*garden.Garden, error) {
-	bin := o.gardenerAPIServer
-	if bin == "" {
-		bin = garden.DefaultBinary(o.assets)
-	}
 	g, err := garden.Start(ctx, garden.Options{
-		Assets: o.assets, Binary: bin, Scheme: scheme, ProcessOutput: o.processOutput,
+		Assets: o.assets, Binary: gardenerAPIServer(o), Scheme: scheme, ProcessOutput: o.processOutput,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start garden API servers: %w", err)

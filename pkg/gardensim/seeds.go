@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/admin"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
 )
 
 // Seed labels, as Kyma's landscapes label their seeds.
@@ -150,7 +149,7 @@ func (s *Simulator) Seeds(ctx context.Context) ([]admin.SeedState, error) {
 	out := make([]admin.SeedState, 0, len(list.Items))
 	for i := range list.Items {
 		seed := &list.Items[i]
-		out = append(out, admin.SeedState{Name: seed.Name, Provider: seed.Spec.Provider.Type, Region: seed.Spec.Provider.Region, Ready: lifecycle.SeedReady(seed)})
+		out = append(out, admin.SeedState{Name: seed.Name, Provider: seed.Spec.Provider.Type, Region: seed.Spec.Provider.Region, Ready: seedReady(seed)})
 	}
 	return out, nil
 }
@@ -192,7 +191,7 @@ func (s *Simulator) applySeedReadiness(ctx context.Context, unready []string) er
 	for i := range list.Items {
 		seed := &list.Items[i]
 		ready := !slices.Contains(unready, seed.Spec.Provider.Region)
-		if lifecycle.SeedReady(seed) == ready {
+		if seedReady(seed) == ready {
 			continue
 		}
 		setSeedReady(seed, ready)
@@ -201,4 +200,18 @@ func (s *Simulator) applySeedReadiness(ctx context.Context, unready []string) er
 		}
 	}
 	return nil
+}
+
+// seedReady reports whether a seed is ready as gardener-scheduler sees it: it has a last
+// operation and its gardenlet is ready (the simulator's seeds have no backup).
+func seedReady(s *gardencorev1beta1.Seed) bool {
+	if s.Status.LastOperation == nil {
+		return false
+	}
+	for _, c := range s.Status.Conditions {
+		if c.Type == gardencorev1beta1.GardenletReady {
+			return c.Status == gardencorev1beta1.ConditionTrue
+		}
+	}
+	return false
 }

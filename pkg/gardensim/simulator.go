@@ -96,6 +96,9 @@ func (s *Simulator) start(ctx context.Context) error {
 	if err := s.furnishGarden(ctx); err != nil {
 		return err
 	}
+	if err := s.cp.StartScheduler(ctx, garden.DefaultSchedulerBinary(gardenerAPIServer(s.opts)), s.opts.processOutput, 0); err != nil {
+		return fmt.Errorf("start gardener-scheduler: %w", err)
+	}
 	if err := s.startProviderWebhook(ctx); err != nil {
 		return err
 	}
@@ -183,15 +186,7 @@ func (s *Simulator) startController(ctx context.Context, scheme *runtime.Scheme)
 		lifecycle.WithRules(s.rules),
 		lifecycle.WithOperationDuration(s.opts.operationDuration),
 		lifecycle.WithRetryDelay(s.opts.errorRetryDelay),
-		lifecycle.WithProgressInterval(s.opts.progressInterval),
-		lifecycle.WithEventRecorder(mgr.GetEventRecorder("gardener-scheduler")),
-		lifecycle.WithSeeds(lifecycle.SeedsFunc(func(ctx context.Context) ([]gardencorev1beta1.Seed, error) {
-			list := &gardencorev1beta1.SeedList{}
-			if err := mgr.GetClient().List(ctx, list); err != nil {
-				return nil, fmt.Errorf("list seeds: %w", err)
-			}
-			return list.Items, nil
-		})))
+		lifecycle.WithProgressInterval(s.opts.progressInterval))
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}

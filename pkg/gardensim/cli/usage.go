@@ -12,9 +12,9 @@ const intro = `Usage: gardensim [flags]
 
 Plays Gardener for Infrastructure Manager: a real garden kube-apiserver serving
 core.gardener.cloud/v1beta1 Shoots, CloudProfiles and Seeds behind an HTTPS
-proxy (adminkubeconfig, deletion confirmation, injected faults, admission), a
-scheduler and gardenlet-like controller that bind shoots to seeds and run their
-operations, and real kube-apiservers as shoot clusters. Runs until SIGINT or
+proxy (adminkubeconfig, deletion confirmation, injected faults, admission),
+Gardener's own gardener-scheduler, which binds shoots to seeds, a gardenlet-like
+controller that runs their operations, and real kube-apiservers as shoot clusters. Runs until SIGINT or
 SIGTERM, then stops every process it started.
 
 Admission: every create, update, patch or server-side apply of a shoot is

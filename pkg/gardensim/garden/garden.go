@@ -77,6 +77,8 @@ type Garden struct {
 	Process *subprocess.Process
 	// StartedIn is how long gardener-apiserver took from its start until its APIs were served.
 	StartedIn time.Duration
+	// Scheduler is gardener-scheduler once StartScheduler ran; nil before.
+	Scheduler *subprocess.Process
 
 	dir string
 }
@@ -186,9 +188,13 @@ func Start(ctx context.Context, o Options) (g *Garden, err error) {
 	return g, nil
 }
 
-// Stop ends gardener-apiserver, then kube-apiserver and etcd, and removes the certificates.
+// Stop ends gardener-scheduler, gardener-apiserver, then kube-apiserver and etcd, and removes
+// the certificates.
 func (g *Garden) Stop() error {
 	var errs []error
+	if g.Scheduler != nil {
+		errs = append(errs, g.Scheduler.Stop(10*time.Second))
+	}
 	if g.Process != nil {
 		errs = append(errs, g.Process.Stop(30*time.Second))
 	}

@@ -1,11 +1,7 @@
-// Package lifecycle is the simulator's gardener-scheduler and gardenlet: a
-// controller that binds each new Shoot of the garden API to a ready Seed and
-// then walks it through status.lastOperation the way Gardener does. Binding
-// picks a seed as Gardener's scheduler does (usable seeds, the shoot's
-// seedSelector, the provider, the region) and gives the shoot the default DNS
-// domain; a shoot no seed fits stays unscheduled with lastOperation
-// Create/Pending, a SchedulingFailed event and the scheduler's message, and is
-// tried again later. A bound shoot gets a Create operation, a spec change
+// Package lifecycle is the simulator's gardenlet: a controller that walks
+// each Shoot of the garden API through status.lastOperation the way Gardener
+// does, once gardener-scheduler (Gardener's own, which the simulator runs) has
+// bound it to a seed. A bound shoot gets a Create operation, a spec change
 // (generation ahead of observedGeneration) a Reconcile, a confirmed deletion a
 // Delete that ends with the removal of the "gardener" finalizer. Operations
 // move from Processing, with rising progress, to Succeeded after a
@@ -15,6 +11,6 @@
 // expired, which make it Failed), Failed with lastErrors carrying real
 // Gardener error codes (restarted by the gardener.cloud/operation=retry
 // annotation, which is then removed), or Processing forever. Deciding what to
-// do (plan, determineSeed) and how the status changes (the status functions)
+// do (plan) and how the status changes (the status functions)
 // are pure; the Reconciler only reads the shoot, applies them and patches.
 package lifecycle

@@ -10,12 +10,12 @@ import (
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
@@ -38,8 +38,6 @@ type Reconciler struct {
 	maxDelay   time.Duration
 	retryCycle time.Duration
 	id         identity
-	seeds      Seeds
-	recorder   events.EventRecorder
 
 	mu  sync.Mutex
 	ops map[types.UID]*operation
@@ -76,19 +74,6 @@ func WithRetryDelay(d time.Duration) Option { return func(r *Reconciler) { r.ret
 // most 10s). Benchmarks with many shoots raise it to spare the garden API.
 func WithProgressInterval(d time.Duration) Option { return func(r *Reconciler) { r.interval = d } }
 
-// WithSeedName sets the seed shoots are scheduled to when there are no
-// Seeds to choose from (see WithSeeds); default "sim-seed".
-func WithSeedName(name string) Option { return func(r *Reconciler) { r.id.seed = name } }
-
-// WithSeeds sets where the scheduler finds seeds; default EverySeed (every
-// shoot goes to the seed of WithSeedName).
-func WithSeeds(s Seeds) Option { return func(r *Reconciler) { r.seeds = s } }
-
-// WithEventRecorder sets where scheduling events go; default nowhere.
-func WithEventRecorder(rec events.EventRecorder) Option {
-	return func(r *Reconciler) { r.recorder = rec }
-}
-
 // WithMaxRetryDelay caps the backoff of repeated Errors; default 1000s,
 // controller-runtime's cap on gardenlet's requeues.
 func WithMaxRetryDelay(d time.Duration) Option { return func(r *Reconciler) { r.maxDelay = d } }
@@ -110,9 +95,7 @@ func NewReconciler(c client.Client, opts ...Option) *Reconciler {
 		retryDelay: 10 * time.Second,
 		maxDelay:   1000 * time.Second,
 		retryCycle: 12 * time.Hour,
-		seeds:      EverySeed,
 		id: identity{
-			seed:     "sim-seed",
 			gardener: gardencorev1beta1.Gardener{ID: "gardensim", Name: "gardensim", Version: "v1.110.0"},
 		},
 		ops:  map[types.UID]*operation{},
@@ -136,13 +119,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("gardenlet").
 		For(&gardencorev1beta1.Shoot{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, bound))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("set up lifecycle controller: %w", err)
 	}
 	return nil
+}
+
+// bound passes the update by which gardener-scheduler binds a shoot to a seed.
+var bound = predicate.TypedFuncs[client.Object]{
+	CreateFunc: func(event.TypedCreateEvent[client.Object]) bool { return false },
+	DeleteFunc: func(event.TypedDeleteEvent[client.Object]) bool { return false },
+	UpdateFunc: func(e event.TypedUpdateEvent[client.Object]) bool {
+		old, okOld := e.ObjectOld.(*gardencorev1beta1.Shoot)
+		shoot, ok := e.ObjectNew.(*gardencorev1beta1.Shoot)
+		return okOld && ok && old.Spec.SeedName == nil && shoot.Spec.SeedName != nil
+	},
+	GenericFunc: func(event.TypedGenericEvent[client.Object]) bool { return false },
 }
 
 // Reconcile moves one shoot's operation on.
@@ -155,7 +150,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("get shoot %s: %w", req, err)
 	}
 	if shoot.DeletionTimestamp == nil && shoot.Spec.SeedName == nil {
-		return r.schedule(ctx, shoot)
+		// gardener-scheduler binds it; the binding triggers the next pass.
+		return ctrl.Result{}, nil
 	}
 	if done, err := r.ensureFinalizer(ctx, shoot); done || err != nil {
 		return ctrl.Result{}, err
@@ -215,13 +211,6 @@ func (r *Reconciler) remember(uid types.UID, op *operation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ops[uid] = op
-}
-
-// record emits an event on the shoot, if there is a recorder.
-func (r *Reconciler) record(shoot *gardencorev1beta1.Shoot, typ, reason, message string) {
-	if r.recorder != nil {
-		r.recorder.Eventf(shoot, nil, typ, reason, "Reconcile", "%s", message)
-	}
 }
 
 // countError counts one more Error in a row.

@@ -20,7 +20,6 @@ var conditionTypes = []gardencorev1beta1.ConditionType{
 // identity is what the simulated gardenlet writes about itself.
 type identity struct {
 	gardener gardencorev1beta1.Gardener
-	seed     string
 }
 
 // technicalID is the shoot's namespace in the seed, as Gardener names it.
@@ -45,9 +44,6 @@ func startOperation(shoot *gardencorev1beta1.Shoot, typ gardencorev1beta1.LastOp
 	st.ObservedGeneration = shoot.Generation
 	if typ != gardencorev1beta1.LastOperationTypeDelete {
 		st.SeedName = shoot.Spec.SeedName
-		if st.SeedName == nil {
-			st.SeedName = &id.seed
-		}
 	}
 	description := "Reconciliation of Shoot cluster initialized."
 	if typ == gardencorev1beta1.LastOperationTypeDelete {

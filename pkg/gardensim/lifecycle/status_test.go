@@ -7,13 +7,15 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
-var testIdentity = identity{gardener: gardencorev1beta1.Gardener{ID: "sim", Name: "sim", Version: "v1"}, seed: "seed-1"}
+var testIdentity = identity{gardener: gardencorev1beta1.Gardener{ID: "sim", Name: "sim", Version: "v1"}}
 
 func TestStartOperation(t *testing.T) {
 	s := shootWith("", "", 3, 0)
 	s.UID = types.UID("u-1")
+	s.Spec.SeedName = ptr.To("seed-1")
 	startOperation(s, create, metav1.NewTime(now), testIdentity)
 	st := s.Status
 	if st.TechnicalID != "shoot--p--s" || st.UID != "u-1" || st.ObservedGeneration != 3 || *st.SeedName != "seed-1" || st.Gardener.ID != "sim" {
