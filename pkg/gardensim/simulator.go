@@ -96,8 +96,8 @@ func (s *Simulator) start(ctx context.Context) error {
 	if err := s.furnishGarden(ctx); err != nil {
 		return err
 	}
-	if err := s.cp.StartScheduler(ctx, garden.DefaultSchedulerBinary(gardenerAPIServer(s.opts)), s.opts.processOutput, 0); err != nil {
-		return fmt.Errorf("start gardener-scheduler: %w", err)
+	if err := s.startScheduler(ctx); err != nil {
+		return err
 	}
 	if err := s.startProviderWebhook(ctx); err != nil {
 		return err
@@ -150,6 +150,16 @@ func (s *Simulator) furnishGarden(ctx context.Context) error {
 	}
 	unready := append(slices.Clone(s.opts.unreadyRegions), s.opts.scenario.UnreadySeedRegions...)
 	return createSeeds(ctx, s.client, profiles, unready)
+}
+
+// startScheduler runs gardener-scheduler against the garden.
+func (s *Simulator) startScheduler(ctx context.Context) error {
+	began := time.Now()
+	if err := s.cp.StartScheduler(ctx, garden.DefaultSchedulerBinary(gardenerAPIServer(s.opts)), s.opts.processOutput, 0); err != nil {
+		return fmt.Errorf("start gardener-scheduler: %w", err)
+	}
+	s.opts.log.Info("gardener-scheduler schedules the garden's shoots", "startedIn", time.Since(began).Round(time.Millisecond))
+	return nil
 }
 
 // startProviderWebhook runs the provider extensions' shoot validation and
