@@ -77,7 +77,7 @@ func newFlagSet(s *settings, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&s.adminListen, "admin-listen", "127.0.0.1:8686", "address of the admin HTTP API (rules, scenarios); empty disables it")
 	fs.StringVar(&s.kubeconfigOut, "kubeconfig-out", "", "file to write the manager's garden kubeconfig to (removed on exit)")
 	fs.StringVar(&s.adminKubeconfig, "garden-admin-kubeconfig-out", "", "file to write an admin kubeconfig of the garden API server itself to: no proxy, so no faults and no request log, for inspecting a run (removed on exit)")
-	fs.StringVar(&s.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with the kube-apiserver and etcd binaries (default $KUBEBUILDER_ASSETS); gardener-apiserver is ../gardener/gardener-apiserver from it, or $GARDENER_APISERVER")
+	fs.StringVar(&s.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with the kube-apiserver and etcd binaries (default $KUBEBUILDER_ASSETS); gardener-apiserver is ../gardener/gardener-apiserver from it, or $GARDENER_APISERVER, and gardener-scheduler beside it")
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of every random choice (probabilistic faults and lifecycle rules)")
 	fs.StringVar(&s.token, "token", "", "bearer token the Gardener API accepts (default: random)")
 	fs.StringVar(&s.defaultDomain, "default-domain", gardensim.DefaultDomain, "the garden's default DNS domain: scheduled shoots get spec.dns.domain <shoot>.<project>.<domain>")
