@@ -44,15 +44,6 @@ func on(changes ...func(*gardencorev1beta1.Shoot)) func(*gardencorev1beta1.Shoot
 	}
 }
 
-// withEnv applies environment changes in order.
-func withEnv(changes ...func(*admissiontest.Env)) func(*admissiontest.Env) {
-	return func(e *admissiontest.Env) {
-		for _, c := range changes {
-			c(e)
-		}
-	}
-}
-
 // repeat is s n times.
 func repeat(s string, n int) string { return strings.Repeat(s, n) }
 

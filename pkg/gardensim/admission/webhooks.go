@@ -26,12 +26,6 @@ func deniedForbidden(webhook string, err error) error {
 	return denied(webhook, http.StatusForbidden, metav1.StatusReasonForbidden, err.Error())
 }
 
-// deniedErrored is the refusal of a webhook answering admission.Errored:
-// the given code, no reason.
-func deniedErrored(webhook string, code int32, err error) error {
-	return denied(webhook, code, "", err.Error())
-}
-
 // aggregate is the webhooks' errs.ToAggregate(): nil for no errors, else
 // the field errors whose text the webhook denies with.
 func aggregate(errs field.ErrorList) error {

@@ -83,5 +83,5 @@ func (g *Garden) StartScheduler(ctx context.Context, binary string, output io.Wr
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	return g.Scheduler.WaitHTTP(ctx, "http://"+probes+"/readyz", timeout) //nolint:wrapcheck // It names the scheduler and quotes its log.
+	return g.Scheduler.WaitHTTP(ctx, "http://"+probes+"/readyz", timeout)
 }
