@@ -10,6 +10,7 @@ import (
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	securityv1alpha1 "github.com/gardener/gardener/pkg/apis/security/v1alpha1"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -94,6 +95,7 @@ func run(m *testing.M) int {
 	directScheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(directScheme)
 	_ = gardencorev1beta1.AddToScheme(directScheme)
+	_ = securityv1alpha1.AddToScheme(directScheme)
 	if direct, err = client.New(sim.GardenAdminConfig(), client.Options{Scheme: directScheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -64,8 +64,9 @@ func TestDNSServiceWebhooks(t *testing.T) {
 	const credentials = `{"apiVersion":"service.dns.extensions.gardener.cloud/v1alpha1","kind":"DNSConfig","providers":[{"credentials":"%s","type":"aws-route53"}],"syncProvidersFromShootSpecDNS":false}`
 	const neither = `{"apiVersion":"service.dns.extensions.gardener.cloud/v1alpha1","kind":"DNSConfig","providers":[{"type":"aws-route53"}],"syncProvidersFromShootSpecDNS":false}`
 	// onlyCredentialsRef names the DNS provider's credentials by credentialsRef only, as shoots
-	// from Kubernetes 1.35 on must (the simulated cloud profiles offer no 1.35 yet).
+	// from Kubernetes 1.35 on must, on a shoot at 1.35.
 	onlyCredentialsRef := func(s *gardencorev1beta1.Shoot) {
+		s.Spec.Kubernetes.Version = "1.35.0"
 		p := &s.Spec.DNS.Providers[0]                                                                                                       //nolint:staticcheck // SA1019: the deprecated provider under test.
 		p.SecretName, p.CredentialsRef = nil, &autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "Secret", Name: dnsSecret} //nolint:staticcheck // SA1019: as above.
 	}

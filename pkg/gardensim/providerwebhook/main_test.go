@@ -93,16 +93,6 @@ func output() io.Writer {
 	return io.Discard
 }
 
-// credentials are the keys of each provider's cloud provider Secret, with
-// values of the right shape.
-var credentials = map[string]map[string]string{
-	"aws":       {"accessKeyID": "AKIAIOSFODNN7EXAMPLE", "secretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
-	"azure":     {"clientID": "00000000-0000-0000-0000-000000000001", "clientSecret": "secret", "subscriptionID": "00000000-0000-0000-0000-000000000002", "tenantID": "00000000-0000-0000-0000-000000000003"},
-	"gcp":       {"serviceaccount.json": `{"type":"service_account","project_id":"sim-project"}`},
-	"openstack": {"domainName": "kyma", "tenantName": "kyma-test", "username": "user", "password": "password"},
-	"alicloud":  {"accessKeyID": "LTAIexampleexample", "accessKeySecret": "secretsecretsecretsecret"},
-}
-
 // seed writes what Gardener's admission and the validators read: the
 // simulator's CloudProfiles and ControllerRegistrations, the project
 // namespace with its Project, and per
@@ -143,7 +133,7 @@ func seed(ctx context.Context, c client.Client) error {
 	for _, p := range admissiontest.Providers {
 		secret := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: "cloud-" + p, Namespace: namespace},
-			StringData: credentials[p],
+			StringData: admissiontest.CloudCredentials(p),
 		}
 		if err := c.Create(ctx, secret); err != nil {
 			return fmt.Errorf("create secret %s: %w", secret.Name, err)

@@ -3,6 +3,7 @@ package admissiontest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -26,6 +27,23 @@ const KubernetesVersion = "1.33.4"
 
 // ImageVersion is the gardenlinux version of valid shoots.
 const ImageVersion = "1592.4.0"
+
+// cloudCredentials are the keys of each provider's cloud provider Secret, with values of the
+// shape the provider extensions' validators check.
+var cloudCredentials = map[string]map[string]string{
+	"aws":       {"accessKeyID": "AKIAIOSFODNN7EXAMPLE", "secretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+	"azure":     {"clientID": "00000000-0000-0000-0000-000000000001", "clientSecret": "secret", "subscriptionID": "00000000-0000-0000-0000-000000000002", "tenantID": "00000000-0000-0000-0000-000000000003"},
+	"gcp":       {"serviceaccount.json": `{"type":"service_account","project_id":"sim-project"}`},
+	"openstack": {"domainName": "kyma", "tenantName": "kyma-test", "username": "user", "password": "password"},
+	"alicloud":  {"accessKeyID": "LTAIexampleexample", "accessKeySecret": "secretsecretsecretsecret"},
+}
+
+// CloudCredentials returns the string data of a cloud provider Secret of the provider type that
+// the provider's extension accepts (the openstack extension reads it when it validates a
+// shoot), nil for an unknown provider.
+func CloudCredentials(provider string) map[string]string {
+	return maps.Clone(cloudCredentials[provider])
+}
 
 // fixture is what differs between providers.
 type fixture struct {
