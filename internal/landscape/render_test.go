@@ -2,6 +2,7 @@ package landscape
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -48,39 +50,105 @@ func minimal(t *testing.T) gardener.ConvertOptions {
 }
 
 // TestRenderGolden renders every upstream example Runtime and every maximal Runtime under the
-// realistic and the minimal landscape, and compares the objects with
-// testdata/render/<landscape>/<file>. Review a change with
-// `go test ./internal/landscape -run TestRenderGolden -update` and git diff.
+// realistic and the minimal landscape, and the upstream aws example at Kubernetes 1.35 under the
+// realistic one, and compares the objects with testdata/render/<dir>/<file>. Review a change
+// with `go test ./internal/landscape -run TestRenderGolden -update` and git diff.
 func TestRenderGolden(t *testing.T) {
+	type golden struct {
+		// dir is the directory of the golden render under testdata/render.
+		dir string
+		// opts are the landscape's conversion options.
+		opts gardener.ConvertOptions
+		// file is the Runtime rendered.
+		file string
+		// version overrides the Runtime's Kubernetes version; empty keeps it.
+		version string
+		// check asserts what the case is about beyond the golden bytes; nil checks nothing more.
+		check func(t *testing.T, s *gardencorev1beta1.Shoot)
+	}
+	var cases []golden
 	for name, opts := range map[string]gardener.ConvertOptions{"realistic": realistic(t), "minimal": minimal(t)} {
 		for _, file := range testenv.RuntimeFiles(t) {
-			t.Run(name+"/"+filepath.Base(file), func(t *testing.T) {
-				r, err := gardener.Render(readRuntime(t, file), nil, opts)
-				if err != nil {
-					t.Fatalf("Render: %v", err)
-				}
-				got, err := r.YAML()
-				if err != nil {
+			cases = append(cases, golden{dir: name, opts: opts, file: file})
+		}
+	}
+	cases = append(cases, golden{
+		dir: "realistic-1.35", opts: realistic(t), version: "1.35.0",
+		file:  filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"),
+		check: expectDNSCredentialsRef,
+	})
+	for _, tc := range cases {
+		t.Run(tc.dir+"/"+filepath.Base(tc.file), func(t *testing.T) {
+			rt := readRuntime(t, tc.file)
+			if tc.version != "" {
+				rt.Spec.Shoot.Kubernetes.Version = ptr.To(tc.version)
+			}
+			r, err := gardener.Render(rt, nil, tc.opts)
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+			if tc.check != nil {
+				tc.check(t, r.Shoot)
+			}
+			got, err := r.YAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "render", tc.dir, filepath.Base(tc.file))
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				golden := filepath.Join("testdata", "render", name, filepath.Base(file))
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(golden, got, 0o600); err != nil {
-						t.Fatal(err)
-					}
+				if err := os.WriteFile(golden, got, 0o600); err != nil {
+					t.Fatal(err)
 				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("read golden render (run with -update to write it): %v", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("render of %s differs from %s; run with -update and review the diff\n--- got\n%s", file, golden, got)
-				}
-			})
-		}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("read golden render (run with -update to write it): %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("render of %s differs from %s; run with -update and review the diff\n--- got\n%s", tc.file, golden, got)
+			}
+		})
+	}
+}
+
+// expectDNSCredentialsRef checks the DNS of a shoot from Kubernetes 1.35 on with the realistic
+// landscape's provider: spec.dns names the Secret by credentialsRef only (Gardener forbids
+// secretName there), spec.resources references it, and the shoot-dns-service providerConfig
+// names it by credentials, not secretName, and replicates the provider into the shoot.
+func expectDNSCredentialsRef(t *testing.T, s *gardencorev1beta1.Shoot) {
+	t.Helper()
+	const secret = "aws-route53-secret"
+	if s.Spec.DNS == nil || len(s.Spec.DNS.Providers) != 1 { //nolint:staticcheck // SA1019: the provider the render sets.
+		t.Fatalf("dns = %+v, want one provider", s.Spec.DNS)
+	}
+	p := s.Spec.DNS.Providers[0] //nolint:staticcheck // SA1019: as above.
+	want := &autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "Secret", Name: secret}
+	if p.CredentialsRef == nil || *p.CredentialsRef != *want {
+		t.Errorf("dns provider credentialsRef = %+v, want %+v", p.CredentialsRef, want)
+	}
+	if p.SecretName != nil { //nolint:staticcheck // SA1019: the field Gardener forbids from 1.35 on, checked absent.
+		t.Errorf("dns provider secretName = %q, want none", *p.SecretName) //nolint:staticcheck // SA1019: as above.
+	}
+	if !hasResource(s, secret) {
+		t.Errorf("resources %+v lack %s", s.Spec.Resources, secret)
+	}
+	var cfg struct {
+		DNSProviderReplication *struct {
+			Enabled bool `json:"enabled"`
+		} `json:"dnsProviderReplication"`
+		Providers []map[string]any `json:"providers"`
+	}
+	if err := json.Unmarshal([]byte(providerConfig(t, s, gardener.ExtensionDNS)), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DNSProviderReplication == nil || !cfg.DNSProviderReplication.Enabled {
+		t.Errorf("shoot-dns-service dnsProviderReplication = %+v, want enabled", cfg.DNSProviderReplication)
+	}
+	if len(cfg.Providers) != 1 || cfg.Providers[0]["credentials"] != secret || cfg.Providers[0]["secretName"] != nil {
+		t.Errorf("shoot-dns-service providers = %v, want one with credentials %s and no secretName", cfg.Providers, secret)
 	}
 }
 
