@@ -519,15 +519,8 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 	}
 	calls := diffCalls(before, gardenCalls(t))
 	var refusals float64
-	for call, n := range calls {
-		var verb string
-		var code int
-		if _, err := fmt.Sscanf(strings.Replace(call, "/", " ", 1), "%s %d", &verb, &code); err != nil {
-			continue
-		}
-		if code >= 400 && code < 500 && code != 404 {
-			refusals += n
-		}
+	for _, n := range gardenRefusals(calls) {
+		refusals += n
 	}
 	t.Logf("adopted %d runtimes in %s; Gardener calls (verb/code: count): %v", len(all), took.Round(100*time.Millisecond), calls)
 	// One refusal per Failed runtime: its terminal error spends no attempt and is probed hourly.
@@ -540,6 +533,23 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 	if got := calls["patch/200"]; got > 16+2 {
 		t.Errorf("%v successful patches, want at most 18: one per shoot taken over and one per deletion", got)
 	}
+}
+
+// gardenRefusals returns the calls of calls (verb/code: count, see gardenCalls) that Gardener
+// answered with a client error other than 404, which a read of what does not exist yet draws.
+func gardenRefusals(calls map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for call, n := range calls {
+		var verb string
+		var code int
+		if _, err := fmt.Sscanf(strings.Replace(call, "/", " ", 1), "%s %d", &verb, &code); err != nil {
+			continue
+		}
+		if code >= 400 && code < 500 && code != 404 {
+			out[call] = n
+		}
+	}
+	return out
 }
 
 // clusterAdminBindings counts the ClusterRoleBindings that make user cluster-admin.
