@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -69,6 +70,10 @@ type Options struct {
 	// (default: Namespace).
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// UpstreamLeaderElectionID is the lease of upstream's manager, in the same namespace, that
+	// a leader holds as well as its own, so that it never acts beside a replica of upstream's
+	// manager; empty elects with the own lease alone.
+	UpstreamLeaderElectionID string
 	// Workers is the number of concurrent reconciles per controller.
 	Workers int
 	// RuntimeClients bounds the clients of runtime clusters the manager keeps between passes.
@@ -176,6 +181,7 @@ func DefaultOptions() Options {
 		RecheckInterval:          30 * time.Minute,
 		ProgressRefresh:          runtimectrl.ProgressRefresh,
 		ShutdownTimeout:          DefaultShutdownTimeout,
+		UpstreamLeaderElectionID: UpstreamLeaderElectionID,
 	}
 }
 
@@ -226,6 +232,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, for more than one replica")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease (default: --namespace)")
+	fs.StringVar(&o.UpstreamLeaderElectionID, "upstream-leader-election-id", o.UpstreamLeaderElectionID, "lease of upstream's manager that the leader holds as well as its own, so it never acts beside upstream; empty: the own lease only")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
 	fs.IntVar(&o.RuntimeClients, "runtime-client-cache-size", o.RuntimeClients, "clients of runtime clusters kept between passes, least recently used dropped first")
 	fs.DurationVar(&o.Policy.Initial, "retry-initial", o.Policy.Initial, "delay before the first retry of a failed step")
@@ -403,14 +410,23 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	leaseNamespace := cmp.Or(o.LeaderElectionNamespace, o.Namespace)
+	var lock resourcelock.Interface
+	if o.LeaderElection {
+		if lock, err = newLeaderLock(cfg, leaseNamespace, o.UpstreamLeaderElectionID); err != nil {
+			return nil, err
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 o.metricsServer(),
 		HealthProbeBindAddress:  o.ProbeAddr,
 		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        "infrastructure-manager.kyma-project.io",
-		LeaderElectionNamespace: cmp.Or(o.LeaderElectionNamespace, o.Namespace),
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: leaseNamespace,
+		// The joint lease with upstream's manager, unless --upstream-leader-election-id is empty.
+		LeaderElectionResourceLockInterface: lock,
 		// A replica that stops hands the lease over at once instead of letting it expire.
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptr.To(o.ShutdownTimeout),

@@ -74,6 +74,8 @@ type managerRun struct {
 	metricsAddr, probeAddr string
 	done                   chan struct{}
 	err                    error
+	// stop stops the manager and waits until it has; it releases the leader lease.
+	stop func()
 }
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
@@ -104,12 +106,11 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	if len(applyErrs) == 0 {
-		stop, err := startManager(ctx)
-		if err != nil {
+		if err := startManager(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer stop()
+		defer func() { run.stop() }()
 	}
 	return m.Run()
 }
@@ -298,20 +299,20 @@ func converterConfig() string {
 // under the rendered ServiceAccount's identity. Only what a test process must change differs:
 // loopback ports, the simulator instead of the mounted Gardener kubeconfig, the landscape of
 // testdata instead of the mounted one (with ACLs on, so that the ACL ConfigMap is watched), and
-// short retry policies, deadlines and kubeconfig rotation.
-func startManager(ctx context.Context) (func(), error) {
+// short retry policies, deadlines and kubeconfig rotation. The running manager is run.
+func startManager(ctx context.Context) error {
 	o, err := shippedOptions()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	run = &managerRun{done: make(chan struct{})}
-	if run.metricsAddr, err = freeAddr(); err != nil {
-		return nil, err
+	r := &managerRun{done: make(chan struct{})}
+	if r.metricsAddr, err = freeAddr(); err != nil {
+		return err
 	}
-	if run.probeAddr, err = freeAddr(); err != nil {
-		return nil, err
+	if r.probeAddr, err = freeAddr(); err != nil {
+		return err
 	}
-	o.MetricsAddr, o.ProbeAddr = run.metricsAddr, run.probeAddr
+	o.MetricsAddr, o.ProbeAddr = r.metricsAddr, r.probeAddr
 	o.ConverterConfig, o.APIServerACLEnabled = converterConfig(), true
 	o.SkipNameValidation = true
 	o.Workers, o.GardenerClusterWorkers = 4, 4
@@ -321,14 +322,16 @@ func startManager(ctx context.Context) (func(), error) {
 	o.KubeconfigLifetime, o.RotateAfter = 10*time.Minute, 0.01
 	mgr, err := manager.New(installed.config, sim.RESTConfig(), o)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	go func() {
-		defer close(run.done)
-		run.err = mgr.Start(mctx)
+		defer close(r.done)
+		r.err = mgr.Start(mctx)
 	}()
-	return func() { cancel(); <-run.done }, nil
+	r.stop = func() { cancel(); <-r.done }
+	run = r
+	return nil
 }
 
 // shippedOptions parses the rendered container's arguments and environment into the manager's
