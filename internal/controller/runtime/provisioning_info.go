@@ -32,6 +32,8 @@ type provisioningDetails struct {
 	GlobalAccountID       string                `json:"globalAccountID,omitempty"`
 	SubaccountID          string                `json:"subaccountID,omitempty"`
 	EnvironmentInstanceID string                `json:"environmentInstanceID,omitempty"`
+	InstanceID            string                `json:"instanceID,omitempty"`
+	RuntimeID             string                `json:"runtimeID,omitempty"`
 	InstanceName          string                `json:"instanceName,omitempty"`
 	Region                string                `json:"region,omitempty"`
 	PlatformRegion        string                `json:"platformRegion,omitempty"`
@@ -75,6 +77,8 @@ func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, seedR
 		GlobalAccountID:       rt.Labels[infrav1.LabelGlobalAccountID],
 		SubaccountID:          rt.Labels[infrav1.LabelSubaccountID],
 		EnvironmentInstanceID: rt.Labels[infrav1.LabelInstanceID],
+		InstanceID:            rt.Labels[infrav1.LabelInstanceID],
+		RuntimeID:             rt.Labels[infrav1.LabelRuntimeID],
 		InstanceName:          rt.Labels[infrav1.LabelKymaName],
 		Region:                rt.Spec.Shoot.Region,
 		PlatformRegion:        rt.Spec.Shoot.PlatformRegion,

@@ -37,6 +37,8 @@ func TestProvisioningInfoKeys(t *testing.T) {
 	for _, line := range []string{
 		// from the Runtime's labels
 		"environmentInstanceID: env-instance-123",
+		"instanceID: env-instance-123",
+		"runtimeID: " + rt.Labels[infrav1.LabelRuntimeID],
 		"instanceName: my-kyma-instance",
 		"globalAccountID: global-acc-456",
 		"subaccountID: sub-acc-789",
@@ -61,11 +63,12 @@ func TestProvisioningInfoKeys(t *testing.T) {
 	bare := newTestRuntime(t, "bare")
 	delete(bare.Labels, infrav1.LabelInstanceID)
 	delete(bare.Labels, infrav1.LabelKymaName)
+	delete(bare.Labels, infrav1.LabelRuntimeID)
 	cm, err = provisioningInfo(bare, nil, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"environmentInstanceID:", "instanceName:", "seedRegion:", "lastReconcileTime:"} {
+	for _, key := range []string{"environmentInstanceID:", "instanceID:", "runtimeID:", "instanceName:", "seedRegion:", "lastReconcileTime:"} {
 		if strings.Contains(cm.Data["details"], key) {
 			t.Errorf("details name %s without a value for it:\n%s", key, cm.Data["details"])
 		}
