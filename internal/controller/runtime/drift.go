@@ -69,22 +69,24 @@ func upToDate(ac *unstructured.Unstructured, current any) (bool, error) {
 // drift returns the first path at which current does not hold a value of the apply
 // configuration ac, "" when it holds them all.
 func drift(ac *unstructured.Unstructured, current any) (string, error) {
-	data, err := json.Marshal(current)
+	cur, want, err := comparable(ac, current)
 	if err != nil {
-		return "", fmt.Errorf("encode current %s: %w", ac.GetName(), err)
-	}
-	var cur map[string]any
-	if err := json.Unmarshal(data, &cur); err != nil {
-		return "", fmt.Errorf("decode current %s: %w", ac.GetName(), err)
-	}
-	want := make(map[string]any, len(ac.Object))
-	for k, v := range ac.Object {
-		// Typed objects read through a client carry no type meta.
-		if k != "apiVersion" && k != "kind" {
-			want[k] = v
-		}
+		return "", err
 	}
 	return difference(cur, want, ""), nil
+}
+
+// toMap returns v as its JSON form decoded into a map.
+func toMap(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // contains reports whether got holds every value of want: maps key by key, lists element by
@@ -95,34 +97,46 @@ func contains(got, want any) bool { return difference(got, want, "") == "" }
 // difference returns the first path (keys in order) at which got does not hold want's value,
 // "" when it holds them all; see contains.
 func difference(got, want any, path string) string {
+	first := ""
+	differences(got, want, path, func(p string, _, _ any) bool {
+		first = p
+		return false
+	})
+	return first
+}
+
+// differences calls found, keys in order, for each path at which got does not hold want's
+// value, with the values there, until found returns false; it reports whether to go on. A list
+// of another length differs as a whole.
+func differences(got, want any, path string, found func(path string, got, want any) bool) bool {
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			return orRoot(path)
+			return found(orRoot(path), got, want)
 		}
 		for _, k := range slices.Sorted(maps.Keys(w)) {
-			if d := difference(g[k], w[k], path+"."+k); d != "" {
-				return d
+			if !differences(g[k], w[k], path+"."+k, found) {
+				return false
 			}
 		}
-		return ""
+		return true
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
-			return orRoot(path)
+			return found(orRoot(path), got, want)
 		}
 		for i := range w {
-			if d := difference(g[i], w[i], fmt.Sprintf("%s[%d]", path, i)); d != "" {
-				return d
+			if !differences(g[i], w[i], fmt.Sprintf("%s[%d]", path, i), found) {
+				return false
 			}
 		}
-		return ""
+		return true
 	default:
 		if reflect.DeepEqual(got, want) {
-			return ""
+			return true
 		}
-		return orRoot(path)
+		return found(orRoot(path), got, want)
 	}
 }
 

@@ -48,29 +48,33 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		return fsm.Fail(err)
 	}
 	setACLCondition(rt, opts.ACL != nil)
-	r, err := Render(rt, current, opts)
+	p, err := PlanShoot(rt, current, opts)
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	setVersionsCondition(rt, r.Kept)
-	shoot := r.Shoot
-	if current != nil && patchSuspended(rt) {
-		// The operators asked to leave the shoot as it is; the runtime is still watched.
+	setVersionsCondition(rt, p.Kept)
+	switch p.Write {
+	case ShootWriteNone, ShootWriteSuspended:
+		// A re-check finds the shoot as the Runtime asks, or the operators asked to leave the
+		// shoot as it is (the runtime is still watched): nothing to write.
 		return fsm.Next(StepWaitForShoot)
-	}
-	ac, err := applyConfiguration(shoot)
-	if err != nil {
-		return fsm.Fail(err)
-	}
-	write, err := s.needsWrite(rt, opts, ac, current)
-	if err != nil {
-		return fsm.Fail(err)
-	}
-	if !write {
-		// A re-check finds the shoot as the Runtime asks: nothing to write.
+	case ShootWriteTakeOver:
+		if err := s.takeOverShoot(ctx, p.ac, current); err != nil {
+			return fsm.Fail(ShootWriteError(current.Name, err))
+		}
 		return fsm.Next(StepWaitForShoot)
+	case ShootWriteApply:
+		if !patchForced(rt) && len(p.Changes) > 0 {
+			log.FromContext(ctx).Info("Shoot drifted from what the Runtime asks; applying it again", "shoot", current.Name, "path", p.Changes[0].Path)
+		}
+		if err := s.removeWorkers(ctx, current, p.shoot.Spec.Provider.Workers); err != nil {
+			return fsm.Fail(err)
+		}
 	}
-	return s.writeShoot(ctx, rt, ac, shoot, current)
+	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(p.ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fsm.Fail(ShootWriteError(p.shoot.Name, err))
+	}
+	return fsm.Next(StepWaitForShoot)
 }
 
 // mayWriteShoot fails when the shoot must not be written: current, the shoot as Gardener has
@@ -88,62 +92,28 @@ func (s steps) mayWriteShoot(ctx context.Context, rt *infrav1.Runtime, current *
 	return s.checkSeed(ctx, rt)
 }
 
-// writeShoot applies ac, the shoot's apply configuration, after the removal of the worker pools
-// apply cannot remove from current (nil for a new shoot).
-func (s steps) writeShoot(ctx context.Context, rt *infrav1.Runtime, ac *unstructured.Unstructured, shoot *gardencorev1beta1.Shoot, current *gardencorev1beta1.Shoot) fsm.Outcome {
-	if current != nil {
-		if path, err := drift(ac, current); err == nil && path != "" && !patchForced(rt) {
-			log.FromContext(ctx).Info("Shoot drifted from what the Runtime asks; applying it again", "shoot", shoot.Name, "path", path)
-		}
-		if !patchForced(rt) {
-			adopted, err := s.adoptShoot(ctx, ac, current)
-			if err != nil {
-				return fsm.Fail(ShootWriteError(shoot.Name, err))
-			}
-			if adopted {
-				return fsm.Next(StepWaitForShoot)
-			}
-		}
-		if err := s.removeWorkers(ctx, current, shoot.Spec.Provider.Workers); err != nil {
-			return fsm.Fail(err)
-		}
-	}
-	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fsm.Fail(ShootWriteError(shoot.Name, err))
-	}
-	return fsm.Next(StepWaitForShoot)
-}
-
-// adoptShoot takes over current, a shoot this manager never applied (upstream's manager created
-// it), whose spec already holds everything of ac: it writes only ac's labels and annotations,
-// with a JSON merge patch, and reports true. It reports false, writing nothing, for any other
-// shoot. writeShoot does not ask it for a Runtime that forces the patch: that one is applied. A server-side apply would do the same with a change of the spec. The API server runs
-// an apply through its unstructured form, which encodes every providerConfig again with its
-// keys sorted, while upstream's create stored them in the order of its Go types. Gardener
-// compares the spec's bytes, sees a change, increases the generation and reconciles the shoot:
-// thousands of reconciliations at the moment a landscape switches managers. A merge patch
+// takeOverShoot takes over current, a shoot this manager never applied (upstream's manager
+// created it) whose spec already holds everything of ac (PlanShoot decides it): it writes only
+// ac's labels and annotations, with a JSON merge patch. A Runtime that forces the patch gets the
+// apply instead. A server-side apply would do the same with a change of the spec. The API
+// server runs an apply through its unstructured form, which encodes every providerConfig again
+// with its keys sorted, while upstream's create stored them in the order of its Go types.
+// Gardener compares the spec's bytes, sees a change, increases the generation and reconciles the
+// shoot: thousands of reconciliations at the moment a landscape switches managers. A merge patch
 // leaves the bytes of what it does not name as they are.
-func (s steps) adoptShoot(ctx context.Context, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
-	if appliedByUs(current) {
-		return false, nil
-	}
-	rest := ac.DeepCopy()
-	delete(rest.Object, "metadata")
-	if d, err := drift(rest, current); err != nil || d != "" {
-		return false, err
-	}
+func (s steps) takeOverShoot(ctx context.Context, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) error {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels":      ac.GetLabels(),
 		"annotations": ac.GetAnnotations(),
 	}})
 	if err != nil {
-		return false, fmt.Errorf("encode metadata patch: %w", err)
+		return fmt.Errorf("encode metadata patch: %w", err)
 	}
 	if err := s.Garden.Patch(ctx, current.DeepCopy(), client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
-		return false, fmt.Errorf("take over: %w", err)
+		return fmt.Errorf("take over: %w", err)
 	}
 	log.FromContext(ctx).Info("Took over a shoot whose spec holds what the Runtime asks; wrote its labels and annotations only", "shoot", current.Name)
-	return true, nil
+	return nil
 }
 
 // appliedByUs reports whether the controller's field manager has applied to shoot.
@@ -158,11 +128,11 @@ func appliedByUs(shoot *gardencorev1beta1.Shoot) bool {
 // drifted from it. The hash is the one of what the Runtime asks, as the shoot's creation
 // rendered it: the values the render keeps from the running shoot (its Gardener-assigned domain,
 // versions it runs) are no change of configuration, and the drift check covers them.
-func (s steps) needsWrite(rt *infrav1.Runtime, opts gardener.ConvertOptions, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
+func needsWrite(rt *infrav1.Runtime, opts gardener.ConvertOptions, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
 	intent := ac
 	if current != nil {
 		var err error
-		if intent, err = s.renderIntent(rt, opts); err != nil {
+		if intent, err = renderIntent(rt, opts); err != nil {
 			return false, err
 		}
 	}
@@ -178,7 +148,7 @@ func (s steps) needsWrite(rt *infrav1.Runtime, opts gardener.ConvertOptions, ac 
 
 // renderIntent is the shoot's apply configuration as the Runtime asks for it before any shoot
 // exists.
-func (s steps) renderIntent(rt *infrav1.Runtime, opts gardener.ConvertOptions) (*unstructured.Unstructured, error) {
+func renderIntent(rt *infrav1.Runtime, opts gardener.ConvertOptions) (*unstructured.Unstructured, error) {
 	r, err := Render(rt, nil, opts)
 	if err != nil {
 		return nil, err
