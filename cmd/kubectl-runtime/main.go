@@ -19,6 +19,9 @@
 //	render -f RUNTIME.yaml [--shoot SHOOT.yaml] [--config FILE]
 //	    Print, as YAML, exactly the objects the manager would write to the garden for the
 //	    Runtime: the structured authentication ConfigMap and the Shoot. No cluster is needed.
+//	plan [-n NS] [RUNTIME...] --gardener-kubeconfig FILE | plan -f RUNTIME.yaml [--shoot SHOOT.yaml]
+//	    What the manager would write to each Runtime's shoot now, per field, and a summary
+//	    (runtimes unchanged, with changes, changes by field). Writes nothing.
 //	handback (--all | NAME...) [--dry-run]
 //	    For a rollback: give Runtimes back to upstream's manager, its finalizer in place of this
 //	    manager's. Refuses while this manager leads.
@@ -76,7 +79,7 @@ func (r *root) execute(args []string) error {
 	cmd.SetErr(r.stderr)
 	cmd.SetArgs(args)
 	r.flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(r.listCommand(), r.statusCommand(), r.explainCommand(), r.retryCommand(), r.renderCommand(), r.handbackCommand())
+	cmd.AddCommand(r.listCommand(), r.statusCommand(), r.explainCommand(), r.retryCommand(), r.renderCommand(), r.planCommand(), r.handbackCommand())
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	return cmd.Execute() //nolint:wrapcheck // the command's own errors say what failed; "kubectl-runtime:" prefixes them
 }
