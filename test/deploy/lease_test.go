@@ -41,7 +41,8 @@ func TestUpstreamLeaseHolderKeepsTheManagerIdle(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("upstream's replica did not lead within a minute")
 	}
-	if err := startManager(ctx); err != nil {
+	// The manager outlives the test, for the tests after it.
+	if err := startManager(context.WithoutCancel(ctx)); err != nil {
 		t.Fatal(err)
 	}
 	requireManager(t)
