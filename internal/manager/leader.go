@@ -53,12 +53,12 @@ func NewJointLease(leases coordinationv1client.LeasesGetter, namespace, ownID, u
 	return &JointLease{own: lock(ownID), upstream: lock(upstreamID)}
 }
 
-// newLeaderLock returns the lock of this replica: the joint lease when upstreamID is set, else
-// nil, with which controller-runtime makes its own lease lock. The identity is the host name and
+// newLeaderLock returns the lock of this replica: the joint lease when it elects a leader and
+// upstreamID is set, else nil, with which controller-runtime makes its own lease lock if any. The identity is the host name and
 // a random suffix, and each lease request times out after half the renew deadline (10s), as
 // controller-runtime has them.
-func newLeaderLock(cfg *rest.Config, namespace, upstreamID string) (resourcelock.Interface, error) {
-	if upstreamID == "" {
+func newLeaderLock(cfg *rest.Config, elect bool, namespace, upstreamID string) (resourcelock.Interface, error) {
+	if !elect || upstreamID == "" {
 		return nil, nil
 	}
 	host, err := os.Hostname()
@@ -79,15 +79,16 @@ func newLeaderLock(cfg *rest.Config, namespace, upstreamID string) (resourcelock
 func (j *JointLease) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	own, ownRaw, ownErr := j.own.Get(ctx)
 	if ownErr != nil && !apierrors.IsNotFound(ownErr) {
-		return nil, nil, ownErr
+		return nil, nil, fmt.Errorf("read lease %s: %w", j.own.Describe(), ownErr)
 	}
 	up, upRaw, upErr := j.upstream.Get(ctx)
 	if upErr != nil && !apierrors.IsNotFound(upErr) {
-		return nil, nil, upErr
+		return nil, nil, fmt.Errorf("read lease %s: %w", j.upstream.Describe(), upErr)
 	}
 	j.ownExists, j.upstreamExists = ownErr == nil, upErr == nil
 	if !j.ownExists && !j.upstreamExists {
-		return nil, nil, ownErr
+		// The elector creates both leases on NotFound, which wrapping keeps.
+		return nil, nil, fmt.Errorf("neither lease exists: %w", ownErr)
 	}
 	return jointRecord(own, up), bytes.Join([][]byte{ownRaw, upRaw}, []byte(",")), nil
 }
@@ -133,7 +134,7 @@ func (j *JointLease) write(ctx context.Context, rec resourcelock.LeaderElectionR
 			write = l.lock.Update
 		}
 		if err := write(ctx, rec); err != nil {
-			return err
+			return fmt.Errorf("write lease %s: %w", l.lock.Describe(), err)
 		}
 		*l.exists = true
 	}

@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -411,11 +410,9 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	leaseNamespace := cmp.Or(o.LeaderElectionNamespace, o.Namespace)
-	var lock resourcelock.Interface
-	if o.LeaderElection {
-		if lock, err = newLeaderLock(cfg, leaseNamespace, o.UpstreamLeaderElectionID); err != nil {
-			return nil, err
-		}
+	lock, err := newLeaderLock(cfg, o.LeaderElection, leaseNamespace, o.UpstreamLeaderElectionID)
+	if err != nil {
+		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,

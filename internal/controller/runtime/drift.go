@@ -80,11 +80,11 @@ func drift(ac *unstructured.Unstructured, current any) (string, error) {
 func toMap(v any) (map[string]any, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encode: %w", err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("decode: %w", err)
 	}
 	return m, nil
 }

@@ -198,7 +198,7 @@ func dnsProviderOwners(t *testing.T, shoot *gardencorev1beta1.Shoot) []string {
 			continue
 		}
 		var fields map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			t.Fatalf("decode managedFields of %s: %v", mf.Manager, err)
 		}
 		spec, _ := fields["f:spec"].(map[string]any)
