@@ -54,9 +54,9 @@ func NewJointLease(leases coordinationv1client.LeasesGetter, namespace, ownID, u
 }
 
 // newLeaderLock returns the lock of this replica: the joint lease when it elects a leader and
-// upstreamID is set, else nil, with which controller-runtime makes its own lease lock if any. The identity is the host name and
-// a random suffix, and each lease request times out after half the renew deadline (10s), as
-// controller-runtime has them.
+// upstreamID is set, else nil, and controller-runtime makes its own lease lock if it elects one.
+// The identity is the host name and a random suffix, and each lease request times out after
+// half the renew deadline (10s), as controller-runtime has them.
 func newLeaderLock(cfg *rest.Config, elect bool, namespace, upstreamID string) (resourcelock.Interface, error) {
 	if !elect || upstreamID == "" {
 		return nil, nil
