@@ -16,13 +16,13 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 )
 
@@ -45,8 +45,7 @@ func (r *root) planCommand() *cobra.Command {
 	}
 }
 
-// planInputs is one Runtime and its shoot as Gardener has it (nil: none), or the error of
-// reading them.
+// planInputs is one Runtime and its shoot as Gardener has it (nil: none).
 type planInputs struct {
 	rt    *infrav1.Runtime
 	shoot *gardencorev1beta1.Shoot
@@ -62,7 +61,7 @@ func (r *root) plan(ctx context.Context, args []string) error {
 	kubeContext := fs.String("context", "", "online: the kubeconfig context of the control plane")
 	var namespace string
 	fs.StringVar(&namespace, "n", "", "online: the namespace of the Runtimes (default: the context's)")
-	aclFile := fs.String("acl", "", "the landscape's ACL ConfigMap manifest, for runtimes that restrict their API server (with --api-server-acl-enabled)")
+	aclPath := fs.String("acl", "", "the landscape's ACL ConfigMap manifest, for runtimes that restrict their API server (with --api-server-acl-enabled)")
 	opts := manager.DefaultOptions()
 	fs.StringVar(&opts.ConverterConfig, "config", "", "the landscape's converter configuration file (the manager's --converter-config-filepath)")
 	opts.BindFlags(fs)
@@ -81,12 +80,12 @@ func (r *root) plan(ctx context.Context, args []string) error {
 	case *file != "":
 		in := planInputs{rt: &infrav1.Runtime{}}
 		if err := readYAML(*file, in.rt); err != nil {
-			return err
+			return fmt.Errorf("plan: %w", err)
 		}
 		if *shootFile != "" {
 			in.shoot = &gardencorev1beta1.Shoot{}
 			if err := readYAML(*shootFile, in.shoot); err != nil {
-				return err
+				return fmt.Errorf("plan: %w", err)
 			}
 		}
 		inputs = []planInputs{in}
@@ -101,19 +100,49 @@ func (r *root) plan(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errors.New("plan: -f RUNTIME.yaml (offline) or --gardener-kubeconfig FILE (online) is required")
 	}
-	var plans []runtimePlan
+	var acl *aclFile
+	if opts.APIServerACLEnabled {
+		acl = &aclFile{path: *aclPath}
+	}
+	plans, err := planAll(inputs, convert, acl)
+	if err != nil {
+		return err
+	}
+	return printPlans(r.stdout, plans)
+}
+
+// planAll plans the shoot of each input under convert, with the ACL addresses of acl when the
+// landscape restricts API servers (nil: it does not). A shoot named by more than one Runtime is
+// planned for none of them: the manager gives it to one and fails the others.
+func planAll(inputs []planInputs, convert gardener.ConvertOptions, acl *aclFile) ([]runtimePlan, error) {
+	shared := sharedShoots(inputs)
+	plans := make([]runtimePlan, 0, len(inputs))
 	for _, in := range inputs {
 		p := runtimePlan{name: in.rt.Name, shoot: in.rt.Spec.Shoot.Name}
 		o := convert
-		if opts.APIServerACLEnabled {
-			if o.ACL, err = readACL(*aclFile, in.rt); err != nil {
-				return err
+		if acl != nil {
+			var err error
+			if o.ACL, err = acl.forRuntime(in.rt); err != nil {
+				return nil, fmt.Errorf("plan: %w", err)
 			}
 		}
-		p.ShootPlan, p.err = runtimectrl.PlanShoot(in.rt, in.shoot, o)
+		if names := shared[p.shoot]; len(names) > 1 {
+			p.err = fmt.Errorf("shoot %s is named by the Runtimes %v: the manager gives it to one of them and fails the others with ShootNameTaken", p.shoot, names)
+		} else {
+			p.ShootPlan, p.err = runtimectrl.PlanShoot(in.rt, in.shoot, o)
+		}
 		plans = append(plans, p)
 	}
-	return printPlans(r.stdout, plans)
+	return plans, nil
+}
+
+// sharedShoots returns, by shoot name, the Runtimes among inputs that name it.
+func sharedShoots(inputs []planInputs) map[string][]string {
+	out := map[string][]string{}
+	for _, in := range inputs {
+		out[in.rt.Spec.Shoot.Name] = append(out[in.rt.Spec.Shoot.Name], in.rt.Name)
+	}
+	return out
 }
 
 // readPlanInputs reads the Runtimes names (all of the namespace when none) from the control
@@ -147,17 +176,18 @@ func readPlanInputs(ctx context.Context, cp clientcmd.ClientConfig, gardenKubeco
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	// One list of the project's shoots instead of a read per Runtime.
+	shoots := &gardencorev1beta1.ShootList{}
+	if err := garden.List(ctx, shoots, client.InNamespace(gardenNamespace)); err != nil {
+		return nil, fmt.Errorf("plan: list shoots in %s: %w", gardenNamespace, err)
+	}
+	byName := make(map[string]*gardencorev1beta1.Shoot, len(shoots.Items))
+	for i := range shoots.Items {
+		byName[shoots.Items[i].Name] = &shoots.Items[i]
+	}
 	out := make([]planInputs, 0, len(runtimes))
 	for _, rt := range runtimes {
-		shoot := &gardencorev1beta1.Shoot{}
-		err := garden.Get(ctx, client.ObjectKey{Namespace: gardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
-		switch {
-		case apierrors.IsNotFound(err):
-			shoot = nil
-		case err != nil:
-			return nil, fmt.Errorf("plan: get shoot %s/%s of runtime %s: %w", gardenNamespace, rt.Spec.Shoot.Name, rt.Name, err)
-		}
-		out = append(out, planInputs{rt: rt, shoot: shoot})
+		out = append(out, planInputs{rt: rt, shoot: byName[rt.Spec.Shoot.Name]})
 	}
 	return out, nil
 }

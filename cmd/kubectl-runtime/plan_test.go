@@ -20,7 +20,8 @@ import (
 // TestPlanOffline plans upstream's aws example Runtime under the realistic landscape against
 // the shoots it may meet: none (a create); the shoot upstream's manager writes for it (a
 // take-over that changes labels and annotations only); the same shoot with another machine type
-// (an apply that names the field, old and new value); and the shoot this manager wrote (nothing).
+// (an apply that names the field, old and new value); the shoot this manager wrote (nothing); and
+// a shoot labelled for another Runtime (refused, naming it).
 func TestPlanOffline(t *testing.T) {
 	landscape := filepath.Join(testenv.FixturesDir(), "landscape")
 	file := filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml")
@@ -45,7 +46,8 @@ func TestPlanOffline(t *testing.T) {
 	otherMachine := theirs.DeepCopy()
 	otherMachine.Spec.Provider.Workers[0].Machine.Type = "m6i.xlarge"
 
-	plan := func(t *testing.T, shoot *gardencorev1beta1.Shoot) string {
+	// planOf runs the plan against shoot (nil: none) and returns its output and error.
+	planOf := func(t *testing.T, shoot *gardencorev1beta1.Shoot) (string, error) {
 		t.Helper()
 		args := append([]string{"plan", "-f", file}, flags...)
 		if shoot != nil {
@@ -59,11 +61,17 @@ func TestPlanOffline(t *testing.T) {
 			}
 			args = append(args, "--shoot", path)
 		}
-		var stdout, stderr bytes.Buffer
-		if err := run(args, &stdout, &stderr); err != nil {
-			t.Fatalf("plan: %v\n%s", err, stderr.String())
+		var stdout bytes.Buffer
+		err := run(args, &stdout, &bytes.Buffer{})
+		return stdout.String(), err
+	}
+	plan := func(t *testing.T, shoot *gardencorev1beta1.Shoot) string {
+		t.Helper()
+		out, err := planOf(t, shoot)
+		if err != nil {
+			t.Fatalf("plan: %v\n%s", err, out)
 		}
-		return stdout.String()
+		return out
 	}
 	row := func(write string) *regexp.Regexp {
 		return regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(rt.Name) + `\s+` + regexp.QuoteMeta(rt.Spec.Shoot.Name) + `\s+` + write + `\s`)
@@ -116,6 +124,17 @@ func TestPlanOffline(t *testing.T) {
 		applied.Annotations[runtimectrl.AnnotationAppliedHash] = hash[1]
 		out := plan(t, applied)
 		if !row("none").MatchString(out) || !strings.Contains(out, "1 runtimes: 1 unchanged (0 suspended), 0 with changes") || strings.Contains(out, "changes by field") {
+			t.Errorf("plan:\n%s", out)
+		}
+	})
+	t.Run("a shoot labelled for another Runtime: refused, as the step refuses it", func(t *testing.T) {
+		other := theirs.DeepCopy()
+		other.Labels[runtimectrl.LabelRuntimeName] = "someone-else"
+		out, err := planOf(t, other)
+		if err == nil || !strings.Contains(err.Error(), "1 Runtimes could not be planned") {
+			t.Errorf("plan of another Runtime's shoot: %v\n%s", err, out)
+		}
+		if !row("error").MatchString(out) || !strings.Contains(out, "someone-else") || !strings.Contains(out, ", 1 failed") {
 			t.Errorf("plan:\n%s", out)
 		}
 	})

@@ -28,7 +28,7 @@ func render(args []string, stdout, stderr io.Writer) error {
 	shootFile := fs.String("shoot", "", "the shoot as Gardener has it, to render an update: versions never go below it and its network layout is kept")
 	opts := manager.DefaultOptions()
 	fs.StringVar(&opts.ConverterConfig, "config", "", "the landscape's converter configuration file (the manager's --converter-config-filepath)")
-	aclFile := fs.String("acl", "", "the landscape's ACL ConfigMap manifest, for runtimes that restrict their API server (with --api-server-acl-enabled)")
+	aclPath := fs.String("acl", "", "the landscape's ACL ConfigMap manifest, for runtimes that restrict their API server (with --api-server-acl-enabled)")
 	opts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("render: %w", err)
@@ -43,19 +43,20 @@ func render(args []string, stdout, stderr io.Writer) error {
 	}
 	rt := &infrav1.Runtime{}
 	if err := readYAML(*file, rt); err != nil {
-		return err
+		return fmt.Errorf("render: %w", err)
 	}
 	var current *gardencorev1beta1.Shoot
 	if *shootFile != "" {
 		current = &gardencorev1beta1.Shoot{}
 		if err := readYAML(*shootFile, current); err != nil {
-			return err
+			return fmt.Errorf("render: %w", err)
 		}
 	}
 	convert := opts.ConvertOptions(l)
 	if opts.APIServerACLEnabled {
-		if convert.ACL, err = readACL(*aclFile, rt); err != nil {
-			return err
+		acl := &aclFile{path: *aclPath}
+		if convert.ACL, err = acl.forRuntime(rt); err != nil {
+			return fmt.Errorf("render: %w", err)
 		}
 	}
 	r, err := runtimectrl.Render(rt, current, convert)
@@ -75,23 +76,34 @@ func render(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readACL reads the ACL addresses from the ConfigMap manifest at path; a runtime that does not
-// restrict its API server needs none.
-func readACL(path string, rt *infrav1.Runtime) (*gardener.ACL, error) {
+// aclFile is the landscape's ACL ConfigMap manifest at path, read once, when the first
+// Runtime that restricts its API server needs it.
+type aclFile struct {
+	path string
+	acl  *gardener.ACL
+}
+
+// forRuntime returns the ACL addresses for rt; a runtime that does not restrict its API server
+// needs none.
+func (f *aclFile) forRuntime(rt *infrav1.Runtime) (*gardener.ACL, error) {
 	if !gardener.NeedsACL(rt) {
 		return &gardener.ACL{}, nil
 	}
-	if path == "" {
-		return nil, errors.New("render: the runtime restricts its API server: --acl CONFIGMAP.yaml is required with --api-server-acl-enabled")
+	if f.acl != nil {
+		return f.acl, nil
+	}
+	if f.path == "" {
+		return nil, errors.New("the runtime restricts its API server: --acl CONFIGMAP.yaml is required with --api-server-acl-enabled")
 	}
 	cm := &corev1.ConfigMap{}
-	if err := readYAML(path, cm); err != nil {
+	if err := readYAML(f.path, cm); err != nil {
 		return nil, err
 	}
 	acl, err := landscape.ParseACL(cm)
 	if err != nil {
-		return nil, fmt.Errorf("render: %w", err)
+		return nil, fmt.Errorf("%s: %w", f.path, err)
 	}
+	f.acl = acl
 	return acl, nil
 }
 
@@ -100,10 +112,10 @@ func readACL(path string, rt *infrav1.Runtime) (*gardener.ACL, error) {
 func readYAML(path string, into any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("render: %w", err)
+		return err //nolint:wrapcheck // the error names the file
 	}
 	if err := yaml.UnmarshalStrict(data, into); err != nil {
-		return fmt.Errorf("render: decode %s: %w", path, err)
+		return fmt.Errorf("decode %s: %w", path, err)
 	}
 	return nil
 }

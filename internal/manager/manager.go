@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -387,6 +389,16 @@ func (o Options) validate() error {
 	}
 	if o.ShutdownTimeout <= 0 {
 		return fmt.Errorf("--graceful-shutdown-timeout %s must be positive", o.ShutdownTimeout)
+	}
+	if id := o.UpstreamLeaderElectionID; id != "" {
+		// A name the API server refuses would keep every replica from leading, with nothing
+		// but a log line a retry period.
+		if errs := validation.IsDNS1123Subdomain(id); len(errs) > 0 {
+			return fmt.Errorf("--upstream-leader-election-id %q is no lease name: %s", id, strings.Join(errs, "; "))
+		}
+		if id == LeaderElectionID {
+			return fmt.Errorf("--upstream-leader-election-id %q is this manager's own lease", id)
+		}
 	}
 	return o.unsupportedFeatures()
 }

@@ -300,6 +300,22 @@ func TestNewRefusesNonPositiveIntervals(t *testing.T) {
 	}
 }
 
+// TestNewRefusesABadUpstreamLease: the lease of upstream's manager must be a lease name and not
+// this manager's own; empty elects with the own lease only.
+func TestNewRefusesABadUpstreamLease(t *testing.T) {
+	for id, want := range map[string]string{
+		"Upper_Case":     "is no lease name",
+		LeaderElectionID: "is this manager's own lease",
+	} {
+		o := DefaultOptions()
+		o.UpstreamLeaderElectionID = id
+		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
+		if err == nil || !strings.Contains(err.Error(), "--upstream-leader-election-id") || !strings.Contains(err.Error(), want) {
+			t.Errorf("--upstream-leader-election-id=%s: error %v, want one saying it %s", id, err, want)
+		}
+	}
+}
+
 // TestShootProgressRefresh checks --shoot-progress-refresh: 30s unless set.
 func TestShootProgressRefresh(t *testing.T) {
 	o := DefaultOptions()

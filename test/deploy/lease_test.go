@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,14 +128,10 @@ func startUpstreamReplica(t *testing.T, leases coordinationv1client.LeasesGetter
 		defer close(done)
 		elector.Run(ctx)
 	}()
-	var once bool
-	r.stop = func() {
-		if !once {
-			once = true
-			cancel()
-			<-done
-		}
-	}
+	r.stop = sync.OnceFunc(func() {
+		cancel()
+		<-done
+	})
 	t.Cleanup(r.stop)
 	return r
 }

@@ -17,7 +17,6 @@ import (
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
-	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv/upstream"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
@@ -27,7 +26,8 @@ import (
 // garden, with the shipped manager's arguments, on two Runtimes of a namespace no manager
 // watches: one whose shoot upstream's manager wrote (created here as upstream writes it), and
 // one without a shoot. The plan reads both from the clusters: a take-over that changes labels
-// and annotations only, and a create. It writes nothing: the shoot is as it was.
+// and annotations only, and a create. A third Runtime naming the first one's shoot makes both
+// unplannable, named, and the command fail. It writes nothing.
 func TestPlanOnline(t *testing.T) {
 	ctx := t.Context()
 	const ns = "plan-online"
@@ -58,14 +58,7 @@ func TestPlanOnline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	garden, err := client.New(sim.GardenAdminConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	garden := gardenAdmin(t)
 	shoot.Namespace = gardensim.ProjectNamespace(project)
 	if cm := r.AuthenticationConfig; cm != nil {
 		cm.Namespace = shoot.Namespace
@@ -87,16 +80,20 @@ func TestPlanOnline(t *testing.T) {
 	if err := localenv.WriteKubeconfig(gardenKubeconfig, "garden", "default", sim.GardenAdminConfig()); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"run", "./cmd/kubectl-runtime", "plan", "--kubeconfig", controlPlane, "-n", ns,
-		"--gardener-kubeconfig", gardenKubeconfig, "--config", o.ConverterConfig}, installedManagerFlags()...)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = testenv.RepoRoot()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("kubectl runtime plan: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	plan := func(names ...string) (string, error) {
+		args := append([]string{"run", "./cmd/kubectl-runtime", "plan", "--kubeconfig", controlPlane, "-n", ns,
+			"--gardener-kubeconfig", gardenKubeconfig, "--config", o.ConverterConfig}, installedManagerFlags()...)
+		cmd := exec.CommandContext(ctx, "go", append(args, names...)...)
+		cmd.Dir = testenv.RepoRoot()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String() + stderr.String(), err
 	}
-	out := stdout.String()
+	out, err := plan()
+	if err != nil {
+		t.Fatalf("kubectl runtime plan: %v\n%s", err, out)
+	}
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^plan-upstream\s+plan-upstream\s+take-over\s+[1-9]`),
 		regexp.MustCompile(`(?m)^plan-new\s+plan-new\s+create\s+-`),
@@ -111,6 +108,20 @@ func TestPlanOnline(t *testing.T) {
 			t.Errorf("the take-over changes %s, want labels and annotations only", c[1])
 		}
 	}
+	// A third Runtime naming the same shoot: neither of the two is planned, both are named, and
+	// the command fails.
+	twin := awsRuntime(t, "plan-twin")
+	twin.Namespace, twin.Spec.Shoot.Name = ns, adopted.Spec.Shoot.Name
+	twin.Labels[infrav1.LabelShootName] = adopted.Spec.Shoot.Name
+	if err := env.Client.Create(ctx, twin); err != nil {
+		t.Fatal(err)
+	}
+	out, err = plan(adopted.Name, twin.Name)
+	if err == nil || !strings.Contains(out, "shoot plan-upstream is named by the Runtimes [plan-twin plan-upstream]") ||
+		!strings.Contains(out, "2 Runtimes could not be planned") {
+		t.Errorf("plan of two Runtimes naming one shoot: %v\n%s", err, out)
+	}
+
 	// Nothing of the manager's writes happened: the shoot carries neither its field manager nor
 	// its hash, the Runtimes have no finalizer, and the new one has no shoot. (Gardener itself
 	// changes the shoot meanwhile: the scheduler binds it to a seed.)
@@ -126,7 +137,7 @@ func TestPlanOnline(t *testing.T) {
 	if h, ok := after.Annotations[runtimectrl.AnnotationAppliedHash]; ok {
 		t.Errorf("the shoot has the applied hash %s after the plan", h)
 	}
-	for _, rt := range []*infrav1.Runtime{adopted, fresh} {
+	for _, rt := range []*infrav1.Runtime{adopted, fresh, twin} {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
 			t.Fatal(err)
 		}

@@ -205,14 +205,7 @@ func TestManagerUnderItsServiceAccount(t *testing.T) {
 	if err != nil {
 		t.Fatalf("runtime not deleted: %v", err)
 	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	garden, err := client.New(sim.GardenAdminConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	garden := gardenAdmin(t)
 	gone := []struct {
 		c   client.Client
 		key client.ObjectKey
@@ -248,4 +241,18 @@ func awsRuntime(t *testing.T, name string) *infrav1.Runtime {
 	rt.Spec.Shoot.Kubernetes.Version = nil
 	rt.Spec.Shoot.SecretBindingName = "hyperscaler" // upstream's placeholder "hyperscaler secret" is no valid name; the simulated garden has "hyperscaler".
 	return rt
+}
+
+// gardenAdmin is a client of the simulated garden as its administrator, with Gardener's types.
+func gardenAdmin(t *testing.T) client.Client {
+	t.Helper()
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	garden, err := client.New(sim.GardenAdminConfig(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return garden
 }

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,8 +55,15 @@ type ShootPlan struct {
 
 // PlanShoot decides what the ApplyShoot step writes for rt to its shoot as Gardener has it,
 // current (nil when there is none), under opts: the step carries the plan out, and `kubectl
-// runtime plan` prints it. The checks that read the garden (ownership, seeds) are the step's.
+// runtime plan` prints it. A shoot labelled for another Runtime is refused with ShootNameTaken,
+// as the step refuses it before it reads anything else; the checks that read the garden (seeds)
+// are the step's alone.
 func PlanShoot(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts gardener.ConvertOptions) (ShootPlan, error) {
+	if current != nil {
+		if err := takenError(current, rt); err != nil {
+			return ShootPlan{}, err
+		}
+	}
 	r, err := Render(rt, current, opts)
 	if err != nil {
 		return ShootPlan{}, err
@@ -81,17 +90,11 @@ func PlanShoot(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts garde
 	if p.Changes, err = changesTo(p.ac, current); err != nil {
 		return ShootPlan{}, err
 	}
+	// A shoot whose spec already holds the render differs in its metadata only.
 	p.Write = ShootWriteApply
-	if !patchForced(rt) && !appliedByUs(current) {
-		spec := p.ac.DeepCopy()
-		delete(spec.Object, "metadata")
-		d, err := drift(spec, current)
-		if err != nil {
-			return ShootPlan{}, err
-		}
-		if d == "" {
-			p.Write = ShootWriteTakeOver
-		}
+	metadataOnly := !slices.ContainsFunc(p.Changes, func(c Change) bool { return !strings.HasPrefix(c.Path, ".metadata.") })
+	if metadataOnly && !patchForced(rt) && !appliedByUs(current) {
+		p.Write = ShootWriteTakeOver
 	}
 	return p, nil
 }
