@@ -9,6 +9,7 @@ require (
 	github.com/gardener/gardener-extension-provider-openstack v1.51.0
 	github.com/gardener/gardener/pkg/apis v1.140.1
 	github.com/go-logr/logr v1.4.4
+	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.89.0
 	github.com/prometheus/client_golang v1.25.0

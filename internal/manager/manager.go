@@ -44,6 +44,7 @@ import (
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
+	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -146,6 +147,17 @@ type Options struct {
 	// each poll is a request to Gardener, and the retry times are kept in memory only
 	// (fsm.WithVolatileRetries): after a restart every retrying runtime runs at once.
 	UpstreamRequeues bool
+	// Shadow runs the manager beside another one and writes nothing (package shadow): every
+	// write is a dry run that is recorded, and the transport of every connection refuses any
+	// other. It serves the recorded writes at /shadow/writes beside its metrics, exports none of
+	// the series alerts read, sends no events and never takes part in a leader election.
+	Shadow bool
+	// RecordWrites records the writes of a manager that is no shadow, kept and served as a
+	// shadow's, so that they can be compared with what a shadow planned.
+	RecordWrites bool
+	// Recorder keeps the writes of Shadow or RecordWrites; New makes one, with its metrics in
+	// controller-runtime's registry, when it is nil.
+	Recorder *shadow.Recorder
 	// unsupported holds upstream's feature flags for features this manager lacks; New refuses
 	// to start with one on.
 	unsupported map[string]*bool
@@ -232,6 +244,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve the metrics over HTTPS to callers allowed to get /metrics; false serves plain HTTP to anyone")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, for more than one replica")
+	fs.BoolVar(&o.Shadow, "shadow", o.Shadow, "run beside another manager and write nothing: record the writes this one would make, served at "+shadow.HandlerPath+" beside the metrics")
+	fs.BoolVar(&o.RecordWrites, "record-writes", o.RecordWrites, "record the writes the manager makes, served at "+shadow.HandlerPath+" as a shadow's are")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease (default: --namespace)")
 	fs.StringVar(&o.UpstreamLeaderElectionID, "upstream-leader-election-id", o.UpstreamLeaderElectionID, "lease of upstream's manager that the leader holds as well as its own, so it never acts beside upstream; empty: the own lease only")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
@@ -334,11 +348,13 @@ func (o Options) ConvertOptions(l *landscape.Landscape) gardener.ConvertOptions 
 	return c
 }
 
-// addMetricsAndChecks registers upstream's metrics and the health checks.
+// addMetricsAndChecks registers upstream's metrics, but in a shadow, and the health checks.
 func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
 	// Registered once per process; a second manager in the same process (tests) keeps the first's.
-	if err := ctrlmetrics.Registry.Register(newUpstreamMetrics(mgr.GetClient(), o.KubeconfigLifetime, o.RotateAfter)); err != nil && !isAlreadyRegistered(err) {
-		return fmt.Errorf("register upstream's metrics: %w", err)
+	if !o.Shadow {
+		if err := ctrlmetrics.Registry.Register(newUpstreamMetrics(mgr.GetClient(), o.KubeconfigLifetime, o.RotateAfter)); err != nil && !isAlreadyRegistered(err) {
+			return fmt.Errorf("register upstream's metrics: %w", err)
+		}
 	}
 	if o.ProbeAddr == "0" {
 		return nil
@@ -355,6 +371,17 @@ func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
 func isAlreadyRegistered(err error) bool {
 	var are prometheus.AlreadyRegisteredError
 	return errors.As(err, &are)
+}
+
+// recorder returns the Recorder of the writes, nil when neither Shadow nor RecordWrites is set.
+func (o Options) recorder() *shadow.Recorder {
+	switch {
+	case !o.Shadow && !o.RecordWrites:
+		return nil
+	case o.Recorder != nil:
+		return o.Recorder
+	}
+	return shadow.NewRecorder(ctrlmetrics.Registry, o.RecordWrites)
 }
 
 // aclConfigMap locates the ACL ConfigMap; empty when ACLs are off.
@@ -390,6 +417,12 @@ func (o Options) validate() error {
 	if o.ShutdownTimeout <= 0 {
 		return fmt.Errorf("--graceful-shutdown-timeout %s must be positive", o.ShutdownTimeout)
 	}
+	if o.Shadow && o.LeaderElection {
+		return errors.New("--shadow never leads, since it writes nothing, and takes no lease: drop --leader-elect")
+	}
+	if o.Shadow && o.RecordWrites {
+		return errors.New("--shadow records the writes it would make; --record-writes is for a manager that makes them")
+	}
 	if id := o.UpstreamLeaderElectionID; id != "" {
 		// A name the API server refuses would keep every replica from leading, with nothing
 		// but a log line a retry period.
@@ -421,6 +454,13 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := o.recorder()
+	if o.Shadow {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(rec.Guard(shadow.TargetControlPlane))
+		garden = rest.CopyConfig(garden)
+		garden.Wrap(rec.Guard(shadow.TargetGarden))
+	}
 	leaseNamespace := cmp.Or(o.LeaderElectionNamespace, o.Namespace)
 	lock, err := newLeaderLock(cfg, o.LeaderElection, leaseNamespace, o.UpstreamLeaderElectionID)
 	if err != nil {
@@ -428,7 +468,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 o.metricsServer(),
+		Metrics:                 o.metricsServer(rec),
 		HealthProbeBindAddress:  o.ProbeAddr,
 		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElection,
@@ -472,15 +512,29 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	convert := o.ConvertOptions(l)
 	ns := convert.Namespace
-	engineOpts := []fsm.Option{fsm.WithMetrics(stepMetrics()), fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
+	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
 		fsm.WithGate(breaker.Breaker), fsm.WithStepTimeout(o.StepTimeout)}
 	if o.UpstreamRequeues {
 		engineOpts = append(engineOpts, fsm.WithVolatileRetries(), fsm.WithoutPollJitter())
 	}
+	cpClient, gardenClient := mgr.GetClient(), gardenCluster.GetClient()
+	if rec != nil {
+		cpClient = rec.Client(cpClient, mgr.GetAPIReader(), shadow.TargetControlPlane)
+		gardenClient = rec.Client(gardenClient, gardenCluster.GetAPIReader(), shadow.TargetGarden)
+	}
+	if o.Shadow {
+		// What a shadow decides lives in no status: its step and object series would tell of
+		// runtimes as no manager left them, and alerts read them. Events are writes.
+		engineOpts = append(engineOpts, fsm.WithRecorder(fsm.RecorderFunc(func(runtime.Object, string, string, string) {})))
+	} else {
+		engineOpts = append(engineOpts, fsm.WithMetrics(stepMetrics()))
+	}
 	// The re-check interval is the Runtimes'; the GardenerCluster controller keeps its own.
 	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
-		Client:              mgr.GetClient(),
-		Garden:              gardenCluster.GetClient(),
+		Client:              cpClient,
+		Garden:              gardenClient,
+		Recorder:            rec,
+		Shadow:              o.Shadow,
 		GardenNamespace:     ns,
 		Namespace:           o.Namespace,
 		Convert:             convert,
@@ -503,7 +557,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		gcWorkers = o.Workers
 	}
 	err = gardenercluster.Setup(mgr, gardenercluster.Config{
-		Client: mgr.GetClient(), Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenCluster.GetClient(), Namespace: ns},
+		Client: cpClient, Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenClient, Namespace: ns}, Recorder: rec,
 		Lifetime: o.KubeconfigLifetime, RotateAfter: o.RotateAfter, Policy: o.Policy,
 		ReconcileTimeout: o.GardenerClusterReconcileTimeout,
 	}, gcWorkers, engineOpts...)

@@ -10,21 +10,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 )
 
 // metricsServer serves the metrics on MetricsAddr. Secure, it serves HTTPS with a self-signed
 // certificate and answers only callers whose token the API server accepts (TokenReview) and who
 // may get the path /metrics (SubjectAccessReview): the metrics-reader ClusterRole of
-// config/rbac grants that.
-func (o Options) metricsServer() metricsserver.Options {
-	if !o.MetricsSecure {
-		return metricsserver.Options{BindAddress: o.MetricsAddr}
+// config/rbac grants that. The writes rec keeps are served beside them, at shadow.HandlerPath,
+// under the same rule for that path.
+func (o Options) metricsServer(rec *shadow.Recorder) metricsserver.Options {
+	s := metricsserver.Options{BindAddress: o.MetricsAddr}
+	if o.MetricsSecure {
+		s.SecureServing, s.FilterProvider = true, filters.WithAuthenticationAndAuthorization
 	}
-	return metricsserver.Options{
-		BindAddress:    o.MetricsAddr,
-		SecureServing:  true,
-		FilterProvider: filters.WithAuthenticationAndAuthorization,
+	if rec != nil {
+		s.ExtraHandlers = map[string]http.Handler{shadow.HandlerPath: rec}
 	}
+	return s
 }
 
 // syncWait bounds how long one readiness probe waits for the caches.

@@ -10,6 +10,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -47,6 +48,9 @@ type Config struct {
 	ReconcileTimeout time.Duration
 	// Clock tells the time; tests use a fake one.
 	Clock clock.PassiveClock
+	// Recorder records the writes of each pass over a GardenerCluster (package shadow); Client
+	// and Kubeconfigs come wrapped already.
+	Recorder *shadow.Recorder
 }
 
 // NewMachine returns the GardenerCluster controller's transition table.

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
@@ -28,6 +29,11 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 	if err != nil {
 		return fmt.Errorf("gardenercluster machine: %w", err)
 	}
+	var r reconcile.Reconciler = fsm.NewReconciler(cfg.Client, engine, func() *infrav1.GardenerCluster { return &infrav1.GardenerCluster{} },
+		fsm.WithAPIReader(mgr.GetAPIReader()))
+	if cfg.Recorder != nil {
+		r = cfg.Recorder.Reconciler(ControllerName, r)
+	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		// A label change is the Runtime controller taking a GardenerCluster over (holder): one
@@ -35,8 +41,7 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 		For(&infrav1.GardenerCluster{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: cfg.ReconcileTimeout}).
-		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.GardenerCluster { return &infrav1.GardenerCluster{} },
-			fsm.WithAPIReader(mgr.GetAPIReader())))
+		Complete(r)
 	if err != nil {
 		return fmt.Errorf("build gardenercluster controller: %w", err)
 	}

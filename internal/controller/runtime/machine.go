@@ -10,6 +10,7 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -109,6 +110,12 @@ type Config struct {
 	// poll. Garden should then read shoots from the API server, not from a cache, so that every
 	// poll is a request to Gardener, as upstream's are.
 	UpstreamRequeues bool
+	// Recorder records the writes of each pass over a Runtime (package shadow): Setup wraps the
+	// reconciler and the runtime clusters' clients; Client and Garden come wrapped already.
+	Recorder *shadow.Recorder
+	// Shadow makes the runtime clusters' connections a shadow's, which send nothing but reads
+	// and dry runs; it needs Recorder.
+	Shadow bool
 }
 
 // The polls of the upstream manager's waiting steps, used with Config.UpstreamRequeues.

@@ -28,6 +28,7 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
+	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
@@ -42,7 +43,7 @@ const (
 // with cfg.UpstreamRequeues they are not, and the steps poll as upstream's do.
 func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, opts ...fsm.Option) error {
 	if cfg.Clusters == nil {
-		cfg.Clusters = NewCachedClusters(cfg.Client, KubeconfigClient, cmp.Or(cfg.RuntimeClients, DefaultRuntimeClients))
+		cfg.Clusters = NewCachedClusters(cfg.Client, runtimeClients(cfg), cmp.Or(cfg.RuntimeClients, DefaultRuntimeClients))
 	}
 	s := steps{Config: cfg}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &infrav1.Runtime{}, IndexRuntimeID, runtimeIDOf); err != nil {
@@ -82,14 +83,18 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 	if !cfg.UpstreamRequeues {
 		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(cmp.Or(cfg.ProgressRefresh, ProgressRefresh), cfg.Namespace)))
 	}
+	var r reconcile.Reconciler = fsm.NewReconciler(cfg.Client, engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },
+		fsm.WithAPIReader(mgr.GetAPIReader()))
+	if cfg.Recorder != nil {
+		r = cfg.Recorder.Reconciler(ControllerName, r)
+	}
 	err = b.
 		Named(ControllerName).
 		For(&infrav1.Runtime{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&infrav1.GardenerCluster{}, inFlight(handler.EnqueueRequestsFromMapFunc(byRuntimeLabels))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(fsm.NewReconciler(mgr.GetClient(), engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },
-			fsm.WithAPIReader(mgr.GetAPIReader())))
+		Complete(r)
 	if err != nil {
 		return fmt.Errorf("build runtime controller: %w", err)
 	}
@@ -113,13 +118,40 @@ func byRuntimeLabels(_ context.Context, o client.Object) []reconcile.Request {
 // runtime cannot hold a worker.
 const RuntimeRequestTimeout = 10 * time.Second
 
+// runtimeClients returns how Setup connects to runtime clusters: KubeconfigClient, with the
+// writes recorded when cfg has a Recorder, and as a shadow's when cfg.Shadow is set.
+func runtimeClients(cfg Config) ClientFunc {
+	if cfg.Recorder == nil {
+		return KubeconfigClient
+	}
+	var guard func(http.RoundTripper) http.RoundTripper
+	if cfg.Shadow {
+		guard = cfg.Recorder.Guard(shadow.TargetRuntime)
+	}
+	return func(ctx context.Context, data []byte) (client.Client, error) {
+		c, err := newKubeconfigClient(data, guard)
+		if err != nil {
+			return nil, err
+		}
+		return cfg.Recorder.Client(c, c, shadow.TargetRuntime), nil
+	}
+}
+
 // KubeconfigClient connects to a cluster with a kubeconfig, with its inline credentials and CA
 // data only: a kubeconfig that asks for more (an exec plugin, a file, no TLS verification) is
 // refused with a *kubeconfig.Error (package internal/kubeconfig).
 func KubeconfigClient(_ context.Context, data []byte) (client.Client, error) {
+	return newKubeconfigClient(data, nil)
+}
+
+// newKubeconfigClient is KubeconfigClient with wrap, when not nil, around its transport.
+func newKubeconfigClient(data []byte, wrap func(http.RoundTripper) http.RoundTripper) (client.Client, error) {
 	cfg, err := kubeconfig.RESTConfig("", data)
 	if err != nil {
 		return nil, fmt.Errorf("parse kubeconfig: %w", err)
+	}
+	if wrap != nil {
+		cfg.Wrap(wrap)
 	}
 	cfg.Timeout = RuntimeRequestTimeout
 	hc, err := rest.HTTPClientFor(cfg)

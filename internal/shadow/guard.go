@@ -1,0 +1,70 @@
+package shadow
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RefusedError is a request a shadow manager refused to send, or a write it cannot even ask for
+// as a dry run.
+type RefusedError struct {
+	Target string
+	Method string
+	What   string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("shadow mode: %s %s on the %s refused, a shadow manager writes nothing", e.Method, e.What, e.Target)
+}
+
+// reviews are the kinds a client creates to ask a question: they persist nothing. The secure
+// metrics endpoint asks them of the API server for every scrape.
+var reviews = []string{"/tokenreviews", "/subjectaccessreviews", "/selfsubjectaccessreviews", "/localsubjectaccessreviews"}
+
+// readOnly reports whether a request leaves the state of the API server it reaches as it was.
+func readOnly(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	if req.URL.Query().Get("dryRun") == metav1.DryRunAll {
+		return true
+	}
+	if req.Method == http.MethodPost {
+		for _, r := range reviews {
+			if strings.HasSuffix(req.URL.Path, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Guard returns a transport wrapper, for rest.Config.Wrap, that sends only requests that change
+// nothing (reads, dry runs, access reviews) to target and refuses any other with a
+// *RefusedError, which it counts in the Recorder's refused requests.
+func (r *Recorder) Guard(target string) func(http.RoundTripper) http.RoundTripper {
+	return func(next http.RoundTripper) http.RoundTripper {
+		return guard{next: next, target: target, r: r}
+	}
+}
+
+type guard struct {
+	next   http.RoundTripper
+	target string
+	r      *Recorder
+}
+
+func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if readOnly(req) {
+		return g.next.RoundTrip(req) //nolint:wrapcheck // a transport passes the reply on as it is.
+	}
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	g.r.refused.WithLabelValues(g.target).Inc()
+	return nil, &RefusedError{Target: g.target, Method: req.Method, What: req.URL.Path}
+}

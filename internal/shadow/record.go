@@ -1,0 +1,269 @@
+package shadow
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Targets a write goes to.
+const (
+	TargetControlPlane = "control-plane"
+	TargetGarden       = "garden"
+	TargetRuntime      = "runtime"
+)
+
+// Verbs of a write.
+const (
+	VerbCreate = "create"
+	VerbUpdate = "update"
+	VerbPatch  = "patch"
+	VerbApply  = "apply"
+	VerbDelete = "delete"
+)
+
+// Write is one write a pass made or would make: where it goes, the object, and the values it
+// changes (none for a create or a delete, which change the object as a whole).
+type Write struct {
+	Target      string   `json:"target"`
+	Verb        string   `json:"verb"`
+	Kind        string   `json:"kind"`
+	Namespace   string   `json:"namespace,omitempty"`
+	Name        string   `json:"name"`
+	Subresource string   `json:"subresource,omitempty"`
+	Changes     []Change `json:"changes,omitempty"`
+	// Refused is set for a write a shadow cannot even ask for as a dry run: a request for an
+	// admin kubeconfig issues a credential.
+	Refused bool `json:"refused,omitempty"`
+	// Error is the API server's refusal of the write.
+	Error string `json:"error,omitempty"`
+}
+
+// Object is what it writes to, in one line.
+func (w Write) Object() string {
+	s := w.Kind + " " + w.Name
+	if w.Namespace != "" {
+		s = w.Kind + " " + w.Namespace + "/" + w.Name
+	}
+	if w.Subresource != "" {
+		s += " (" + w.Subresource + ")"
+	}
+	return s
+}
+
+// Record is what one object's passes wrote or would write: in a shadow the writes of its latest
+// pass, in a live manager every write since it started (the most recent maxLive).
+type Record struct {
+	Controller string    `json:"controller"`
+	Namespace  string    `json:"namespace"`
+	Name       string    `json:"name"`
+	Observed   time.Time `json:"observed"`
+	Writes     []Write   `json:"writes"`
+}
+
+// Records is the document the Recorder serves.
+type Records struct {
+	// Live is set when the writes were made, not planned.
+	Live    bool     `json:"live"`
+	Records []Record `json:"records"`
+}
+
+// maxLive bounds the writes a live Recorder keeps per object.
+const maxLive = 200
+
+// Recorder keeps the writes of each object's passes and exports them. It is safe for concurrent
+// use.
+type Recorder struct {
+	live    bool
+	clock   func() time.Time
+	mu      sync.Mutex
+	records map[recordKey]Record
+	planned *prometheus.GaugeVec
+	refused *prometheus.CounterVec
+}
+
+type recordKey struct {
+	controller string
+	types.NamespacedName
+}
+
+// Metric names of a Recorder, under the manager's prefix.
+const (
+	MetricPlannedWrites   = "infrastructure_manager_shadow_planned_writes"
+	MetricRefusedRequests = "infrastructure_manager_shadow_refused_requests_total"
+)
+
+// NewRecorder returns a Recorder that registers its metrics with reg. A shadow's Recorder keeps
+// the latest pass of each object; a live one (live true) keeps every write.
+func NewRecorder(reg prometheus.Registerer, live bool) *Recorder {
+	r := &Recorder{
+		live:    live,
+		clock:   time.Now,
+		records: map[recordKey]Record{},
+		planned: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: MetricPlannedWrites,
+			Help: "Writes the latest pass over an object would make (shadow mode) or made (recorded writes), by target and kind of the object written.",
+		}, []string{"controller", "namespace", "name", "target", "kind"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricRefusedRequests,
+			Help: "Requests that could change state which a shadow manager refused to send, by target; any is a code path that writes without its dry run.",
+		}, []string{"target"}),
+	}
+	reg.MustRegister(r.planned, r.refused)
+	return r
+}
+
+// Live reports whether the Recorder records writes that were made.
+func (r *Recorder) Live() bool { return r.live }
+
+// pass collects the writes of one reconcile.
+type pass struct {
+	mu      sync.Mutex
+	writes  []Write
+	refused bool
+}
+
+type passKey struct{}
+
+// add records w, unless a write of the pass was refused: what the steps do after a refused write
+// (a retry scheduled in the status) follows from the refusal, not from the runtime.
+func (p *pass) add(w Write) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.refused {
+		return
+	}
+	p.writes = append(p.writes, w)
+	p.refused = w.Refused
+}
+
+// record adds w to the pass of ctx; a write outside any pass is kept under no object.
+func (r *Recorder) record(ctx context.Context, w Write) {
+	if p, ok := ctx.Value(passKey{}).(*pass); ok {
+		p.add(w)
+		return
+	}
+	r.commit(ctx, recordKey{controller: "none"}, &pass{writes: []Write{w}})
+}
+
+// Reconciler wraps the reconciler of controller so that the writes of each call are recorded
+// as one pass over the object of the request.
+func (r *Recorder) Reconciler(controller string, inner reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		p := &pass{}
+		res, err := inner.Reconcile(context.WithValue(ctx, passKey{}, p), req)
+		if ctx.Err() == nil {
+			r.commit(ctx, recordKey{controller: controller, NamespacedName: req.NamespacedName}, p)
+		}
+		return res, err //nolint:wrapcheck // the wrapped reconciler's error as it is.
+	})
+}
+
+// commit keeps the writes of a pass over key and updates the metric and the log.
+func (r *Recorder) commit(ctx context.Context, key recordKey, p *pass) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, had := r.records[key]
+	writes := p.writes
+	if r.live {
+		if len(writes) == 0 {
+			return
+		}
+		writes = slices.Concat(old.Writes, writes)
+		writes = writes[max(0, len(writes)-maxLive):]
+	}
+	if len(writes) == 0 {
+		if had {
+			r.unexport(old)
+			delete(r.records, key)
+		}
+		return
+	}
+	rec := Record{Controller: key.controller, Namespace: key.Namespace, Name: key.Name, Observed: r.clock(), Writes: writes}
+	if had {
+		r.unexport(old)
+	}
+	r.records[key] = rec
+	r.export(rec)
+	if r.live || !had || !reflect.DeepEqual(old.Writes, rec.Writes) {
+		logPass(ctrl.LoggerFrom(ctx), r.live, rec, p.writes)
+	}
+}
+
+// logPass logs the writes of a pass: one line with each write in short, and at V(1) every value.
+func logPass(log logr.Logger, live bool, rec Record, writes []Write) {
+	msg := "Shadow: the pass would write"
+	if live {
+		msg = "Recorded the writes of the pass"
+	}
+	short := make([]string, 0, len(writes))
+	for _, w := range writes {
+		s := w.Target + " " + w.Verb + " " + w.Object()
+		switch {
+		case w.Refused:
+			s += ", refused"
+		case len(w.Changes) > 0:
+			s += ", " + strings.Join(paths(w.Changes), " ")
+		}
+		short = append(short, s)
+	}
+	log.Info(msg, "controller", rec.Controller, "object", rec.Namespace+"/"+rec.Name, "writes", short)
+	log.V(1).Info(msg+", values", "controller", rec.Controller, "object", rec.Namespace+"/"+rec.Name, "changes", writes)
+}
+
+func paths(cs []Change) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Path
+	}
+	return out
+}
+
+func (r *Recorder) export(rec Record) {
+	for _, w := range rec.Writes {
+		r.planned.WithLabelValues(rec.Controller, rec.Namespace, rec.Name, w.Target, w.Kind).Inc()
+	}
+}
+
+func (r *Recorder) unexport(rec Record) {
+	for _, w := range rec.Writes {
+		r.planned.DeleteLabelValues(rec.Controller, rec.Namespace, rec.Name, w.Target, w.Kind)
+	}
+}
+
+// Records returns what the Recorder holds, by controller, namespace and name.
+func (r *Recorder) Records() Records {
+	r.mu.Lock()
+	out := make([]Record, 0, len(r.records))
+	for _, rec := range r.records {
+		out = append(out, rec)
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b Record) int {
+		return cmp.Or(strings.Compare(a.Controller, b.Controller), strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	return Records{Live: r.live, Records: out}
+}
+
+// HandlerPath is where the manager serves a Recorder's records, beside its metrics.
+const HandlerPath = "/shadow/writes"
+
+// ServeHTTP serves the records as JSON.
+func (r *Recorder) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(r.Records())
+}
