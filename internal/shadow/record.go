@@ -49,6 +49,9 @@ type Write struct {
 	Refused bool `json:"refused,omitempty"`
 	// Error is the API server's refusal of the write.
 	Error string `json:"error,omitempty"`
+	// Pass numbers, in a live record, the pass over the object that wrote: 1 is the first
+	// pass of this process that wrote anything.
+	Pass int `json:"pass,omitempty"`
 }
 
 // Object is what it writes to, in one line.
@@ -71,6 +74,8 @@ type Record struct {
 	Name       string    `json:"name"`
 	Observed   time.Time `json:"observed"`
 	Writes     []Write   `json:"writes"`
+	// Passes counts, in a live record, the passes over the object that wrote.
+	Passes int `json:"passes,omitempty"`
 }
 
 // Records is the document the Recorder serves.
@@ -125,6 +130,11 @@ func NewRecorder(reg prometheus.Registerer, live bool) *Recorder {
 	return r
 }
 
+// RefusedRequests is the counter of the requests to target that a shadow's guard refused.
+func (r *Recorder) RefusedRequests(target string) prometheus.Counter {
+	return r.refused.WithLabelValues(target)
+}
+
 // Live reports whether the Recorder records writes that were made.
 func (r *Recorder) Live() bool { return r.live }
 
@@ -176,10 +186,14 @@ func (r *Recorder) commit(ctx context.Context, key recordKey, p *pass) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old, had := r.records[key]
-	writes := p.writes
+	writes, passes := p.writes, 0
 	if r.live {
 		if len(writes) == 0 {
 			return
+		}
+		passes = old.Passes + 1
+		for i := range writes {
+			writes[i].Pass = passes
 		}
 		writes = slices.Concat(old.Writes, writes)
 		writes = writes[max(0, len(writes)-maxLive):]
@@ -191,7 +205,7 @@ func (r *Recorder) commit(ctx context.Context, key recordKey, p *pass) {
 		}
 		return
 	}
-	rec := Record{Controller: key.controller, Namespace: key.Namespace, Name: key.Name, Observed: r.clock(), Writes: writes}
+	rec := Record{Controller: key.controller, Namespace: key.Namespace, Name: key.Name, Observed: r.clock(), Writes: writes, Passes: passes}
 	if had {
 		r.unexport(old)
 	}

@@ -250,6 +250,9 @@ func TestLiveRecorderKeepsEveryWrite(t *testing.T) {
 	if !got.Live || len(got.Records) != 1 || len(got.Records[0].Writes) != 2 {
 		t.Fatalf("records %+v, want one live record of both creates", got)
 	}
+	if w := got.Records[0].Writes; w[0].Pass != 1 || w[1].Pass != 2 || got.Records[0].Passes != 2 {
+		t.Errorf("passes of the writes %d and %d of %d, want 1 and 2 of 2 (a pass that wrote nothing is not counted)", w[0].Pass, w[1].Pass, got.Records[0].Passes)
+	}
 	if err := api.Get(t.Context(), client.ObjectKey{Namespace: "kcp-system", Name: "two"}, &corev1.ConfigMap{}); err != nil {
 		t.Errorf("a live write did not land: %v", err)
 	}

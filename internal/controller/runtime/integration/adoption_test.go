@@ -428,13 +428,11 @@ type adoptionCase struct {
 	want infrav1.State
 }
 
-// TestAdoptTwentyUpstreamRuntimes takes over 20 runtimes as upstream leaves them: Ready ones
+// upstreamLandscape is the runtimes upstream leaves in every state, twenty in all: Ready ones
 // (some with a removed administrator), ones whose shoot is still being created, Failed ones whose
-// shoot Gardener refused, and ones being deleted. Each ends in the state it should, the only
-// refusals from Gardener are the ones the Failed runtimes draw, and the Gardener writes are
-// counted.
-func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
-	cases := []adoptionCase{
+// shoot Gardener refused, and ones being deleted.
+func upstreamLandscape() []adoptionCase {
+	return []adoptionCase{
 		{kind: "r", count: 9, want: infrav1.StateReady, leave: func(t *testing.T, rt *infrav1.Runtime) {
 			leaveClusterAsUpstream(t, rt, leaveShootAsUpstream(t, rt, true), rt.Spec.Security.Administrators[0], "nobody@example.com")
 		}},
@@ -452,16 +450,25 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 			leaveShootAsUpstream(t, rt, true)
 		}},
 	}
-	ctx := t.Context()
-	type adopted struct {
-		rt    *infrav1.Runtime
-		c     adoptionCase
-		marks *upstreamMarks
-	}
+}
+
+// adopted is one runtime of the landscape: its Runtime, its case, and the marks of what
+// upstream left (nil for a Failed one and one being deleted).
+type adopted struct {
+	rt    *infrav1.Runtime
+	c     adoptionCase
+	marks *upstreamMarks
+}
+
+// leaveUpstream lays out the runtimes of cases as upstream leaves them, named prefix-kind-i in
+// namespace ns; their Runtimes are not created yet.
+func leaveUpstream(t *testing.T, cases []adoptionCase, prefix, ns string) []adopted {
+	t.Helper()
 	var all []adopted
 	for _, c := range cases {
 		for i := range c.count {
-			rt := kebRuntime(t, fmt.Sprintf("up-%s-%d", c.kind, i))
+			rt := kebRuntime(t, fmt.Sprintf("%s-%s-%d", prefix, c.kind, i))
+			rt.Namespace = ns
 			rt.Spec.Security.Administrators = []string{"admin@example.com"}
 			c.leave(t, rt)
 			a := adopted{rt: rt, c: c}
@@ -472,9 +479,14 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 			all = append(all, a)
 		}
 	}
+	return all
+}
 
-	before := gardenCalls(t)
-	started := time.Now()
+// createUpstreamRuntimes creates the Runtimes of all as upstream leaves them, with upstream's
+// finalizer, and deletes those upstream was deleting.
+func createUpstreamRuntimes(t *testing.T, all []adopted) {
+	t.Helper()
+	ctx := t.Context()
 	for _, a := range all {
 		a.rt.Finalizers = []string{runtimectrl.UpstreamFinalizer}
 		if err := env.Client.Create(ctx, a.rt); err != nil {
@@ -488,9 +500,15 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 			t.Cleanup(func() { deleteRuntime(t, a.rt) })
 		}
 	}
+}
+
+// waitForTakeover waits until every runtime of all ends as its case wants: in its state under
+// this manager's finalizer alone, or gone.
+func waitForTakeover(t *testing.T, all []adopted) {
+	t.Helper()
 	for _, a := range all {
 		if a.c.want == "" {
-			err := testenv.Eventually(ctx, 3*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+			err := testenv.Eventually(t.Context(), 3*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
 				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(a.rt), &infrav1.Runtime{})), nil
 			})
 			if err != nil {
@@ -505,6 +523,17 @@ func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
 			t.Errorf("%s: finalizers %v", got.Name, got.Finalizers)
 		}
 	}
+}
+
+// TestAdoptTwentyUpstreamRuntimes takes over the twenty runtimes of upstreamLandscape. Each ends
+// in the state it should, the only refusals from Gardener are the ones the Failed runtimes draw,
+// and the Gardener writes are counted.
+func TestAdoptTwentyUpstreamRuntimes(t *testing.T) {
+	all := leaveUpstream(t, upstreamLandscape(), "up", "kcp-system")
+	before := gardenCalls(t)
+	started := time.Now()
+	createUpstreamRuntimes(t, all)
+	waitForTakeover(t, all)
 	took := time.Since(started)
 	var tr takeoverTrace
 	for _, a := range all {
