@@ -24,12 +24,14 @@ import (
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 )
 
 func (r *root) planCommand() *cobra.Command {
 	return &cobra.Command{
 		Use: "plan [-n NS] [RUNTIME...] --gardener-kubeconfig FILE [--config FILE] [manager flags]\n" +
-			"  plan -f RUNTIME.yaml [--shoot SHOOT.yaml] [--config FILE] [manager flags]",
+			"  plan -f RUNTIME.yaml [--shoot SHOOT.yaml] [--config FILE] [manager flags]\n" +
+			"  plan --from-shadow FILE|URL",
 		Short: "Print what the manager would change on each Runtime's shoot now, per field, and a summary",
 		Long: "For each Runtime, what the manager's ApplyShoot step would write to its shoot now: nothing, a create, a\n" +
 			"take-over (a merge patch of labels and annotations only) or an apply, with every value it changes (path, the\n" +
@@ -37,7 +39,9 @@ func (r *root) planCommand() *cobra.Command {
 			"The manager's own flags (--config is its --converter-config-filepath) decide the render, so start it as the\n" +
 			"manager runs. Online, it reads the Runtimes of -n (default: kubectl's namespace) with your kubeconfig and their\n" +
 			"shoots from the Gardener project with --gardener-kubeconfig; offline, one Runtime and its shoot from files.\n" +
-			"It writes nothing. Use it before a migration from upstream's manager and before an upgrade of this one.",
+			"It writes nothing. Use it before a migration from upstream's manager and before an upgrade of this one.\n" +
+			"With --from-shadow it prints a shadow manager's records instead (its /shadow/writes, saved or at a URL):\n" +
+			"every write the shadow would make, to the shoot and everywhere else, with the values it changes.",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return r.plan(cmd.Context(), args)
@@ -61,12 +65,23 @@ func (r *root) plan(ctx context.Context, args []string) error {
 	kubeContext := fs.String("context", "", "online: the kubeconfig context of the control plane")
 	var namespace string
 	fs.StringVar(&namespace, "n", "", "online: the namespace of the Runtimes (default: the context's)")
+	fromShadow := fs.String("from-shadow", "", "a shadow manager's records: a file, or the URL of its "+shadow.HandlerPath)
 	aclPath := fs.String("acl", "", "the landscape's ACL ConfigMap manifest, for runtimes that restrict their API server (with --api-server-acl-enabled)")
 	opts := manager.DefaultOptions()
 	fs.StringVar(&opts.ConverterConfig, "config", "", "the landscape's converter configuration file (the manager's --converter-config-filepath)")
 	opts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("plan: %w", err)
+	}
+	if *fromShadow != "" {
+		if *file != "" || *gardenKubeconfig != "" || fs.NArg() > 0 {
+			return errors.New("plan: --from-shadow prints a shadow's records; it takes no Runtimes, -f or --gardener-kubeconfig")
+		}
+		recs, err := readShadowRecords(ctx, *fromShadow)
+		if err != nil {
+			return err
+		}
+		return printShadowPlan(r.stdout, recs)
 	}
 	l, err := opts.Landscape()
 	if err != nil {

@@ -81,8 +81,11 @@ type Record struct {
 // Records is the document the Recorder serves.
 type Records struct {
 	// Live is set when the writes were made, not planned.
-	Live    bool     `json:"live"`
-	Records []Record `json:"records"`
+	Live bool `json:"live"`
+	// Reconciled counts the objects reconciled since the manager started, deleted ones
+	// included: those without a record planned no write in their latest pass.
+	Reconciled int      `json:"reconciled"`
+	Records    []Record `json:"records"`
 }
 
 // maxLive bounds the writes a live Recorder keeps per object.
@@ -95,6 +98,7 @@ type Recorder struct {
 	clock   func() time.Time
 	mu      sync.Mutex
 	records map[recordKey]Record
+	seen    map[recordKey]bool
 	planned *prometheus.GaugeVec
 	refused *prometheus.CounterVec
 }
@@ -117,6 +121,7 @@ func NewRecorder(reg prometheus.Registerer, live bool) *Recorder {
 		live:    live,
 		clock:   time.Now,
 		records: map[recordKey]Record{},
+		seen:    map[recordKey]bool{},
 		planned: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: MetricPlannedWrites,
 			Help: "Writes the latest pass over an object would make (shadow mode) or made (recorded writes), by target and kind of the object written.",
@@ -185,6 +190,9 @@ func (r *Recorder) Reconciler(controller string, inner reconcile.Reconciler) rec
 func (r *Recorder) commit(ctx context.Context, key recordKey, p *pass) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if key.controller != "none" {
+		r.seen[key] = true
+	}
 	old, had := r.records[key]
 	writes, passes := p.writes, 0
 	if r.live {
@@ -264,11 +272,12 @@ func (r *Recorder) Records() Records {
 	for _, rec := range r.records {
 		out = append(out, rec)
 	}
+	reconciled := len(r.seen)
 	r.mu.Unlock()
 	slices.SortFunc(out, func(a, b Record) int {
 		return cmp.Or(strings.Compare(a.Controller, b.Controller), strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 	})
-	return Records{Live: r.live, Records: out}
+	return Records{Live: r.live, Reconciled: reconciled, Records: out}
 }
 
 // HandlerPath is where the manager serves a Recorder's records, beside its metrics.
