@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -20,7 +21,8 @@ type Change struct {
 // nothing about what a write changes.
 var volatile = []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"}
 
-// asMap returns v as JSON decodes it, so that values read and values written compare alike.
+// asMap returns v as JSON decodes it, so that values read and values written compare alike, with
+// the values of a Secret redacted.
 func asMap(v any) (map[string]any, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -30,6 +32,7 @@ func asMap(v any) (map[string]any, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
+	redact(m)
 	// The type identifies the object; a typed object answered by the client has it empty.
 	delete(m, "apiVersion")
 	delete(m, "kind")
@@ -80,4 +83,25 @@ func walk(before, after any, path string, out *[]Change) {
 		path = "."
 	}
 	*out = append(*out, Change{Path: path, Old: before, New: after})
+}
+
+// redact replaces each value of a Secret by a digest of it: a record tells a changed value from
+// a kept one and shows neither, since a kubeconfig Secret's value is a credential. A Secret is
+// told by its kind or, when the client answered a typed object without one, by its top-level
+// type field, which a ConfigMap has not.
+func redact(m map[string]any) {
+	if m["kind"] != "Secret" && m["type"] == nil {
+		return
+	}
+	for _, key := range []string{"data", "stringData"} {
+		values, ok := m[key].(map[string]any)
+		if !ok {
+			continue
+		}
+		for k, v := range values {
+			s, _ := v.(string)
+			sum := sha256.Sum256([]byte(s))
+			values[k] = fmt.Sprintf("(redacted, sha256 %x)", sum[:6])
+		}
+	}
 }

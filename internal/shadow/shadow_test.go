@@ -99,6 +99,8 @@ func TestChanges(t *testing.T) {
 			[]Change{{Path: ".l[1].n", Old: "b", New: "c"}}},
 		{"a list of another length changes as a whole", `{"l":[1]}`, `{"l":[1,2]}`,
 			[]Change{{Path: ".l", Old: []any{1.0}, New: []any{1.0, 2.0}}}},
+		{"a Secret's values are redacted, and a change still shows", `{"type":"Opaque","data":{"config":"b2xk","same":"eA=="}}`, `{"type":"Opaque","data":{"config":"bmV3","same":"eA=="}}`,
+			[]Change{{Path: ".data.config", Old: "(redacted, sha256 0c2c6b90f009)", New: "(redacted, sha256 fd9bd588247a)"}}},
 		{"the fields every write moves are no change",
 			`{"metadata":{"name":"n","resourceVersion":"1","generation":1,"managedFields":[{"manager":"a"}]}}`,
 			`{"metadata":{"name":"n","resourceVersion":"2","generation":2,"managedFields":[{"manager":"b"}]}}`, nil},
