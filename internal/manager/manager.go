@@ -525,7 +525,8 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.Shadow {
 		// What a shadow decides lives in no status: its step and object series would tell of
 		// runtimes as no manager left them, and alerts read them. Events are writes.
-		engineOpts = append(engineOpts, fsm.WithRecorder(fsm.RecorderFunc(func(runtime.Object, string, string, string) {})))
+		engineOpts = append(engineOpts, fsm.WithRecorder(fsm.RecorderFunc(func(runtime.Object, string, string, string) {})),
+			fsm.WithObjectMetrics(nil, nil))
 	} else {
 		engineOpts = append(engineOpts, fsm.WithMetrics(stepMetrics()))
 	}

@@ -370,3 +370,27 @@ func TestNewBindsThePprofAddress(t *testing.T) {
 		t.Errorf("%s is still free after New, want it held for pprof", addr)
 	}
 }
+
+// TestNewRefusesAShadowThatWouldLeadOrRecord: a shadow takes no lease, and records what it would
+// write, not what it writes; each refusal names the flags.
+func TestNewRefusesAShadowThatWouldLeadOrRecord(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shadow", "--leader-elect"}, "--shadow never leads"},
+		{[]string{"--shadow", "--record-writes"}, "--record-writes is for a manager that makes them"},
+	} {
+		o := DefaultOptions()
+		fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		o.BindFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -271,6 +271,10 @@ func (k kubeconfigs) clearForcedRotation(ctx context.Context, gc *infrav1.Garden
 }
 
 func (k kubeconfigs) publish(gc *infrav1.GardenerCluster, expires time.Time) {
+	if k.Recorder != nil && !k.Recorder.Live() {
+		// A shadow exports none of the series alerts read: the manager it shadows does.
+		return
+	}
 	labels := prometheus.Labels{"runtime_id": gc.Labels[infrav1.LabelRuntimeID], "shoot": gc.Spec.Shoot.Name}
 	expirationGauge().With(labels).Set(float64(expires.Unix()))
 	published.Store(client.ObjectKeyFromObject(gc), labels)
