@@ -83,6 +83,8 @@ func printShadowPlan(w io.Writer, recs shadow.Records) error {
 			switch {
 			case wr.Refused:
 				line += ": refused in a shadow (it issues a credential)"
+			case wr.Uncertain:
+				line += ": the API server refuses the dry run, which cannot see the write planned before it: " + wr.Error
 			case wr.Error != "":
 				line += ": the API server refuses it: " + wr.Error
 			}

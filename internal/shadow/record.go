@@ -49,6 +49,11 @@ type Write struct {
 	Refused bool `json:"refused,omitempty"`
 	// Error is the API server's refusal of the write.
 	Error string `json:"error,omitempty"`
+	// Uncertain is set on a shadow's write that the API server refused after the same pass
+	// planned another write to the same object: a dry run keeps nothing, so the refusal may
+	// follow from the earlier write not being made (Gardener deletes only a shoot whose
+	// deletion was confirmed by a patch before). The record of the pass ends there.
+	Uncertain bool `json:"uncertain,omitempty"`
 	// Pass numbers, in a live record, the pass over the object that wrote: 1 is the first
 	// pass of this process that wrote anything.
 	Pass int `json:"pass,omitempty"`
@@ -145,29 +150,36 @@ func (r *Recorder) Live() bool { return r.live }
 
 // pass collects the writes of one reconcile.
 type pass struct {
-	mu      sync.Mutex
-	writes  []Write
-	refused bool
+	mu     sync.Mutex
+	writes []Write
+	// ended is set by a write after which the pass's record stops: a refused or an uncertain one.
+	ended bool
 }
 
 type passKey struct{}
 
-// add records w, unless a write of the pass was refused: what the steps do after a refused write
-// (a retry scheduled in the status) follows from the refusal, not from the runtime.
-func (p *pass) add(w Write) {
+// add records w, unless the pass ended: what the steps do after a refused or uncertain write (a
+// retry scheduled in the status) follows from the shadow, not from the runtime. In a shadow, a
+// refused write to an object the pass wrote before is uncertain.
+func (p *pass) add(w Write, shadowed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.refused {
+	if p.ended {
 		return
 	}
+	if shadowed && w.Error != "" {
+		w.Uncertain = slices.ContainsFunc(p.writes, func(o Write) bool {
+			return o.Target == w.Target && o.Kind == w.Kind && o.Namespace == w.Namespace && o.Name == w.Name
+		})
+	}
 	p.writes = append(p.writes, w)
-	p.refused = w.Refused
+	p.ended = w.Refused || w.Uncertain
 }
 
 // record adds w to the pass of ctx; a write outside any pass is kept under no object.
 func (r *Recorder) record(ctx context.Context, w Write) {
 	if p, ok := ctx.Value(passKey{}).(*pass); ok {
-		p.add(w)
+		p.add(w, !r.live)
 		return
 	}
 	r.commit(ctx, recordKey{controller: "none"}, &pass{writes: []Write{w}})
@@ -236,6 +248,10 @@ func logPass(log logr.Logger, live bool, rec Record, writes []Write) {
 		switch {
 		case w.Refused:
 			s += ", refused"
+		case w.Uncertain:
+			s += ", refused after an earlier planned write to it: " + w.Error
+		case w.Error != "":
+			s += ", refused: " + w.Error
 		case len(w.Changes) > 0:
 			s += ", " + strings.Join(paths(w.Changes), " ")
 		}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -271,5 +272,42 @@ func TestLiveRecorderKeepsEveryWrite(t *testing.T) {
 	}
 	if diff := cmp.Diff(got.Records[0].Writes, served.Records[0].Writes); diff != "" || !served.Live {
 		t.Errorf("served records differ (-held +served):\n%s", diff)
+	}
+}
+
+// TestUncertainWriteEndsThePassRecord: a dry run refused after the pass planned another write to
+// the same object may fail only because that write was not made (Gardener deletes only a shoot
+// whose deletion a patch confirmed); the record ends there. A refused write to an object the pass
+// did not write before is the API server's answer, and the pass goes on.
+func TestUncertainWriteEndsThePassRecord(t *testing.T) {
+	api := interceptor.NewClient(fake.NewClientBuilder().WithObjects(configMap("shoot", nil)).Build(), interceptor.Funcs{
+		Delete: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.DeleteOption) error {
+			return apierrors.NewForbidden(corev1.Resource("configmaps"), obj.GetName(), errors.New("deletion not confirmed"))
+		},
+	})
+	rec := NewRecorder(prometheus.NewRegistry(), false)
+	c := rec.Client(api, api, TargetGarden)
+	confirmAndDelete := func(ctx context.Context) error {
+		before := configMap("shoot", nil)
+		cm := configMap("shoot", nil)
+		cm.Annotations = map[string]string{"confirmation.gardener.cloud/deletion": "true"}
+		if err := c.Patch(ctx, cm, client.MergeFrom(before)); err != nil {
+			return err
+		}
+		_ = c.Delete(ctx, configMap("shoot", nil))
+		return c.Create(ctx, configMap("after", nil))
+	}
+	runPass(t, rec, "rt-4", confirmAndDelete)
+	writes := rec.Records().Records[0].Writes
+	if len(writes) != 2 || writes[0].Verb != VerbPatch || !writes[1].Uncertain || writes[1].Error == "" {
+		t.Errorf("writes %+v, want the patch and the uncertain delete, and nothing after", writes)
+	}
+	runPass(t, rec, "rt-4", func(ctx context.Context) error {
+		_ = c.Delete(ctx, configMap("shoot", nil))
+		return c.Create(ctx, configMap("after", nil))
+	})
+	writes = rec.Records().Records[0].Writes
+	if len(writes) != 2 || writes[0].Uncertain || writes[0].Error == "" || writes[1].Verb != VerbCreate {
+		t.Errorf("writes %+v, want the refused delete, certain, and the create after it", writes)
 	}
 }
