@@ -455,11 +455,11 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	rec := o.recorder()
+	var gardenGuard func(http.RoundTripper) http.RoundTripper
 	if o.Shadow {
 		cfg = rest.CopyConfig(cfg)
 		cfg.Wrap(rec.Guard(shadow.TargetControlPlane))
-		garden = rest.CopyConfig(garden)
-		garden.Wrap(rec.Guard(shadow.TargetGarden))
+		gardenGuard = rec.Guard(shadow.TargetGarden)
 	}
 	leaseNamespace := cmp.Or(o.LeaderElectionNamespace, o.Namespace)
 	lock, err := newLeaderLock(cfg, o.LeaderElection, leaseNamespace, o.UpstreamLeaderElectionID)
@@ -500,7 +500,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the controller manager: %w", err)
 	}
-	gardenCluster, breaker, err := newGardenCluster(garden, scheme, o)
+	gardenCluster, breaker, err := newGardenCluster(garden, scheme, o, gardenGuard)
 	if err != nil {
 		return nil, err
 	}
@@ -640,8 +640,9 @@ type gardenBreaker struct {
 // newGardenCluster connects to the Gardener project behind one client-side rate limit and one
 // circuit breaker, shared by every call of both controllers, counts the calls that reach
 // Gardener, and caches the project's shoots for the watches (not with UpstreamRequeues). It also
-// returns the breaker, the engines' gate, with its prober.
-func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (cluster.Cluster, gardenBreaker, error) {
+// returns the breaker, the engines' gate, with its prober. A shadow's guard, when not nil, wraps
+// them all: a request it refuses reaches neither the breaker nor the request counter.
+func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options, guard func(http.RoundTripper) http.RoundTripper) (cluster.Cluster, gardenBreaker, error) {
 	cfg := rest.CopyConfig(garden)
 	gardener.WithRequestTimeout(cfg, o.GardenRequestTimeout)
 	gardener.Instrument(cfg)
@@ -649,6 +650,9 @@ func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options) (c
 		Threshold: o.CircuitThreshold, Cooldown: o.CircuitCooldown, ReleaseWindow: o.ReleaseWindow,
 	})
 	breaker.Wrap(cfg)
+	if guard != nil {
+		cfg.Wrap(guard)
+	}
 	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.GardenQPS), o.GardenBurst)
 	c, err := cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = scheme
