@@ -1,11 +1,16 @@
 package shadow
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // RefusedError is a request a shadow manager refused to send, or a write it cannot even ask for
@@ -30,7 +35,7 @@ func readOnly(req *http.Request) bool {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return true
 	}
-	if req.URL.Query().Get("dryRun") == metav1.DryRunAll {
+	if req.URL.Query().Get("dryRun") == metav1.DryRunAll || deleteDryRun(req) {
 		return true
 	}
 	if req.Method == http.MethodPost {
@@ -67,4 +72,37 @@ func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	g.r.refused.WithLabelValues(g.target).Inc()
 	return nil, &RefusedError{Target: g.target, Method: req.Method, What: req.URL.Path}
+}
+
+// maxDeleteBody bounds the body of a delete the guard reads: DeleteOptions are a few hundred bytes.
+const maxDeleteBody = 64 << 10
+
+// protobufMagic starts a Kubernetes protobuf body.
+var protobufMagic = []byte("k8s\x00")
+
+// deleteDryRun reports whether req is a delete whose body, its DeleteOptions, asks for a dry
+// run: a client sends a delete's options in its body, not in the query. The body is read and put
+// back for the request to send.
+func deleteDryRun(req *http.Request) bool {
+	if req.Method != http.MethodDelete || req.Body == nil {
+		return false
+	}
+	data, err := io.ReadAll(io.LimitReader(req.Body, maxDeleteBody))
+	_ = req.Body.Close()
+	req.Body = io.NopCloser(bytes.NewReader(data))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	if err != nil {
+		return false
+	}
+	var opts metav1.DeleteOptions
+	if raw, ok := bytes.CutPrefix(data, protobufMagic); ok {
+		// Protobuf, for the built-in kinds: an envelope (runtime.Unknown) around the options.
+		var envelope runtime.Unknown
+		if envelope.Unmarshal(raw) != nil || opts.Unmarshal(envelope.Raw) != nil {
+			return false
+		}
+	} else if json.Unmarshal(data, &opts) != nil {
+		return false
+	}
+	return slices.Equal(opts.DryRun, []string{metav1.DryRunAll})
 }

@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,13 +12,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -39,26 +43,33 @@ func TestGuardSendsOnlyWhatChangesNothing(t *testing.T) {
 		method, path string
 		sent         bool
 		why          string
+		body         string
 	}{
-		{"GET", "/api/v1/namespaces/x/configmaps/y", true, "a read"},
-		{"GET", "/api/v1/configmaps?watch=true", true, "a watch is a read"},
-		{"HEAD", "/healthz", true, "a read"},
-		{"POST", "/api/v1/namespaces/x/configmaps?dryRun=All", true, "a dry run persists nothing"},
-		{"PATCH", "/apis/core.gardener.cloud/v1beta1/namespaces/garden-x/shoots/s?dryRun=All&fieldManager=m", true, "a dry run persists nothing"},
-		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", true, "a review asks, it does not write"},
-		{"POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", true, "a review asks, it does not write"},
-		{"POST", "/api/v1/namespaces/x/configmaps", false, "a create"},
-		{"PUT", "/api/v1/namespaces/x/configmaps/y", false, "an update"},
-		{"PATCH", "/apis/core.gardener.cloud/v1beta1/namespaces/garden-x/shoots/s", false, "a patch"},
-		{"DELETE", "/api/v1/namespaces/x/secrets/y", false, "a delete"},
-		{"POST", "/apis/core.gardener.cloud/v1beta1/namespaces/garden-x/shoots/s/adminkubeconfig", false, "a credential request"},
-		{"POST", "/api/v1/namespaces/x/configmaps?dryRun=None", false, "not a dry run"},
-		{"POST", "/apis/coordination.k8s.io/v1/namespaces/x/leases", false, "a lease is a write"},
+		{"DELETE", "/api/v1/namespaces/x/secrets/y", true, "a delete's dry run is in its options, in the body", `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}`},
+		{"DELETE", "/apis/core.gardener.cloud/v1beta1/namespaces/garden-x/shoots/s", true, "options under the kind's group", `{"kind":"DeleteOptions","apiVersion":"core.gardener.cloud/v1beta1","dryRun":["All"]}`},
+		{"DELETE", "/api/v1/namespaces/x/secrets/y", false, "a delete whose options ask for no dry run", `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}`},
+		{"DELETE", "/api/v1/namespaces/x/secrets/y", true, "a built-in kind's delete has its options in protobuf", protobufDeleteOptions(t, []string{metav1.DryRunAll})},
+		{"DELETE", "/api/v1/namespaces/x/secrets/y", false, "protobuf options without a dry run", protobufDeleteOptions(t, nil)},
+		{"DELETE", "/api/v1/namespaces/x/secrets/y", false, "a delete whose body is no DeleteOptions", `not json`},
+		{"GET", "/api/v1/namespaces/x/configmaps/y", true, "a read", ""},
+		{"GET", "/api/v1/configmaps?watch=true", true, "a watch is a read", ""},
+		{"HEAD", "/healthz", true, "a read", ""},
+		{"POST", "/api/v1/namespaces/x/configmaps?dryRun=All", true, "a dry run persists nothing", ""},
+		{"PATCH", "/apis/core.gardener.cloud/v1beta1/namespaces/garden-x/shoots/s?dryRun=All&fieldManager=m", true, "a dry run persists nothing", ""},
+		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", true, "a review asks, it does not write", ""},
+		{"POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", true, "a review asks, it does not write", ""},
+		{"POST", "/api/v1/namespaces/x/configmaps", false, "a create", ""},
+		{"PUT", "/api/v1/namespaces/x/configmaps/y", false, "an update", ""},
+		{"PATCH", "/apis/core.gardener.cloud/v1beta1/namespaces/garden-x/shoots/s", false, "a patch", ""},
+		{"DELETE", "/api/v1/namespaces/x/secrets/y", false, "a delete", ""},
+		{"POST", "/apis/core.gardener.cloud/v1beta1/namespaces/garden-x/shoots/s/adminkubeconfig", false, "a credential request", ""},
+		{"POST", "/api/v1/namespaces/x/configmaps?dryRun=None", false, "not a dry run", ""},
+		{"POST", "/apis/coordination.k8s.io/v1/namespaces/x/leases", false, "a lease is a write", ""},
 	}
 	refused := 0
 	for _, c := range cases {
 		before := arrived.Load()
-		req, err := http.NewRequestWithContext(t.Context(), c.method, srv.URL+c.path, strings.NewReader("{}"))
+		req, err := http.NewRequestWithContext(t.Context(), c.method, srv.URL+c.path, strings.NewReader(cmp.Or(c.body, "{}")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +134,7 @@ func TestChanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(c.want, changes(bm, am)); diff != "" {
+			if diff := gocmp.Diff(c.want, changes(bm, am)); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
 			}
 		})
@@ -190,7 +201,7 @@ func TestShadowClientWritesNothingAndRecordsEveryChange(t *testing.T) {
 		t.Errorf("the API server holds %d ConfigMaps, want the 2 it had", len(list.Items))
 	}
 	kept := &corev1.ConfigMap{}
-	if err := api.Get(t.Context(), client.ObjectKeyFromObject(existing), kept); err != nil || !cmp.Equal(kept.Data, existing.Data) {
+	if err := api.Get(t.Context(), client.ObjectKeyFromObject(existing), kept); err != nil || !gocmp.Equal(kept.Data, existing.Data) {
 		t.Errorf("kept is %v (%v), want unchanged %v", kept.Data, err, existing.Data)
 	}
 	want := []Write{
@@ -203,7 +214,7 @@ func TestShadowClientWritesNothingAndRecordsEveryChange(t *testing.T) {
 	if len(got.Records) != 1 || got.Live {
 		t.Fatalf("records %+v, want one of a shadow", got)
 	}
-	if diff := cmp.Diff(want, got.Records[0].Writes); diff != "" {
+	if diff := gocmp.Diff(want, got.Records[0].Writes); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 	if n := testutil.ToFloat64(rec.planned.WithLabelValues("runtime", "kcp-system", "rt-1", TargetControlPlane, "ConfigMap")); n != 3 {
@@ -270,7 +281,7 @@ func TestLiveRecorderKeepsEveryWrite(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&served); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(got.Records[0].Writes, served.Records[0].Writes); diff != "" || !served.Live {
+	if diff := gocmp.Diff(got.Records[0].Writes, served.Records[0].Writes); diff != "" || !served.Live {
 		t.Errorf("served records differ (-held +served):\n%s", diff)
 	}
 }
@@ -310,4 +321,20 @@ func TestUncertainWriteEndsThePassRecord(t *testing.T) {
 	if len(writes) != 2 || writes[0].Uncertain || writes[0].Error == "" || writes[1].Verb != VerbCreate {
 		t.Errorf("writes %+v, want the refused delete, certain, and the create after it", writes)
 	}
+}
+
+// protobufDeleteOptions encodes DeleteOptions with dryRun as client-go sends them for a built-in
+// kind.
+func protobufDeleteOptions(t *testing.T, dryRun []string) string {
+	t.Helper()
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		t.Fatal("no protobuf serializer")
+	}
+	enc := scheme.Codecs.EncoderForVersion(info.Serializer, schema.GroupVersion{Version: "v1"})
+	data, err := runtime.Encode(enc, &metav1.DeleteOptions{DryRun: dryRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

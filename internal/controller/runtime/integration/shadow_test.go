@@ -1,8 +1,11 @@
 package integration_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"reflect"
@@ -17,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,7 +44,7 @@ func (l *requestLog) wrap(next http.RoundTripper) http.RoundTripper {
 		l.mu.Lock()
 		switch {
 		case req.Method == http.MethodGet || req.Method == http.MethodHead:
-		case req.URL.Query().Get("dryRun") == metav1.DryRunAll:
+		case req.URL.Query().Get("dryRun") == metav1.DryRunAll || deleteAsksDryRun(req):
 			l.dryRuns++
 		default:
 			l.writes = append(l.writes, req.Method+" "+req.URL.Path)
@@ -48,6 +52,26 @@ func (l *requestLog) wrap(next http.RoundTripper) http.RoundTripper {
 		l.mu.Unlock()
 		return next.RoundTrip(req)
 	})
+}
+
+// deleteAsksDryRun reports whether req is a delete whose options, in its body, ask for a dry
+// run; the body is put back.
+func deleteAsksDryRun(req *http.Request) bool {
+	if req.Method != http.MethodDelete || req.Body == nil {
+		return false
+	}
+	data, err := io.ReadAll(req.Body)
+	req.Body = io.NopCloser(bytes.NewReader(data))
+	opts := &metav1.DeleteOptions{}
+	if err != nil {
+		return false
+	}
+	// Protobuf for the built-in kinds, which the scheme decodes; JSON otherwise, under the
+	// kind's group, which it may not know.
+	if _, _, err := scheme.Codecs.UniversalDeserializer().Decode(data, nil, opts); err != nil && json.Unmarshal(data, opts) != nil {
+		return false
+	}
+	return slices.Contains(opts.DryRun, metav1.DryRunAll)
 }
 
 func (l *requestLog) counts() (dryRuns int, writes []string) {
@@ -166,7 +190,7 @@ func TestShadowBesideTheManagerWritesNothing(t *testing.T) {
 // written, the verb, and the paths it changes (values differ in time stamps).
 type writeKey struct {
 	object, write, paths string
-	failed                bool
+	failed               bool
 }
 
 func keyOf(r shadow.Record, w shadow.Write) writeKey {
