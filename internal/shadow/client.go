@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -196,6 +197,13 @@ func (c *recording) changed(ctx context.Context, w Write, before map[string]any,
 	if before == nil {
 		before = map[string]any{}
 	}
+	// A write of the object leaves its status as it is, and a write of the status all but its
+	// status; a typed reply holds the zero values of what is not stored.
+	if w.Subresource == "" {
+		before, a = without(before, "status"), without(a, "status")
+	} else if w.Subresource == "status" {
+		before, a = only(before, "status"), only(a, "status")
+	}
 	if w.Changes = changes(before, a); len(w.Changes) > 0 {
 		c.r.record(ctx, w)
 	}
@@ -207,4 +215,22 @@ func (c *recording) done(ctx context.Context, w Write, err error) {
 		w.Error = err.Error()
 	}
 	c.r.record(ctx, w)
+}
+
+// without returns m without key, m itself when it has none.
+func without(m map[string]any, key string) map[string]any {
+	if _, ok := m[key]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, key)
+	return out
+}
+
+// only returns m with key alone.
+func only(m map[string]any, key string) map[string]any {
+	if v, ok := m[key]; ok {
+		return map[string]any{key: v}
+	}
+	return map[string]any{}
 }
