@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
@@ -24,9 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 )
 
 // requestLog sees the requests that leave a manager's process on one connection, below
@@ -322,6 +325,8 @@ func TestShadowPredictsTheTakeover(t *testing.T) {
 		t.Errorf("the shadow wrote %v and its guard refused %v requests", writes, refusedRequests(t, rec))
 	}
 
+	planShootsAsThePlugin(t, all, plan)
+
 	var liveCP, liveGarden requestLog
 	live, stop := startRecording(t, ns, false, &liveCP, &liveGarden)
 	stopLive = stop
@@ -371,6 +376,71 @@ func TestShadowPredictsTheTakeover(t *testing.T) {
 		t.Errorf("the plan and the takeover differ:\nplanned, not made:\n  %s\nmade, not planned:\n  %s",
 			strings.Join(onlyPlanned, "\n  "), strings.Join(onlyMade, "\n  "))
 	}
+}
+
+// planShootsAsThePlugin decides each Runtime's shoot write as `kubectl runtime plan` does
+// (runtimectrl.PlanShoot, on the Runtime and its shoot as they are) and checks that the shadow's
+// plan has the same write of the shoot: a create, a take-over (a merge patch of the same paths),
+// an apply, or none. Runtimes being deleted are left out: the plugin plans no deletion.
+func planShootsAsThePlugin(t *testing.T, all []adopted, plan shadow.Records) {
+	t.Helper()
+	verbs := map[runtimectrl.ShootWrite]string{runtimectrl.ShootWriteCreate: shadow.VerbCreate,
+		runtimectrl.ShootWriteTakeOver: shadow.VerbPatch, runtimectrl.ShootWriteApply: shadow.VerbApply}
+	byWrite := map[runtimectrl.ShootWrite]int{}
+	for _, a := range all {
+		if a.c.deleted {
+			continue
+		}
+		rt := &infrav1.Runtime{}
+		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(a.rt), rt); err != nil {
+			t.Fatal(err)
+		}
+		var current *gardencorev1beta1.Shoot
+		shoot := &gardencorev1beta1.Shoot{}
+		err := garden.Get(t.Context(), client.ObjectKey{Namespace: gardensim.ProjectNamespace(project), Name: rt.Spec.Shoot.Name}, shoot)
+		switch {
+		case err == nil:
+			current = shoot
+		case !apierrors.IsNotFound(err):
+			t.Fatal(err)
+		}
+		p, err := runtimectrl.PlanShoot(rt, current, convertOptions(t, rt))
+		if err != nil {
+			t.Fatalf("%s: %v", rt.Name, err)
+		}
+		byWrite[p.Write]++
+		var want []string
+		if p.Write == runtimectrl.ShootWriteTakeOver {
+			for _, c := range p.Changes {
+				want = append(want, c.Path)
+			}
+		}
+		verb, paths := shadowShootWrite(plan, rt)
+		if verb != verbs[p.Write] || (p.Write == runtimectrl.ShootWriteTakeOver && !slices.Equal(paths, want)) {
+			t.Errorf("%s: the plugin's plan is %s %v, the shadow's %q %v", rt.Name, p.Write, want, verb, paths)
+		}
+	}
+	t.Logf("the plugin's plan of the shoots before the takeover, as the shadow's: %v", byWrite)
+}
+
+// shadowShootWrite returns the verb and paths of the first write of rt's shoot in the shadow's
+// plan of rt; "" when there is none.
+func shadowShootWrite(plan shadow.Records, rt *infrav1.Runtime) (string, []string) {
+	for _, r := range plan.Records {
+		if r.Controller != runtimectrl.ControllerName || r.Namespace != rt.Namespace || r.Name != rt.Name {
+			continue
+		}
+		for _, w := range r.Writes {
+			if w.Target == shadow.TargetGarden && w.Kind == "Shoot" && w.Subresource == "" && w.Name == rt.Spec.Shoot.Name {
+				paths := make([]string, len(w.Changes))
+				for i, c := range w.Changes {
+					paths[i] = c.Path
+				}
+				return w.Verb, paths
+			}
+		}
+	}
+	return "", nil
 }
 
 func sum(m map[writeKey]int) int {
