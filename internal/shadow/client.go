@@ -101,8 +101,15 @@ func (c *recording) Apply(ctx context.Context, ac runtime.ApplyConfiguration, op
 	if err != nil {
 		return fmt.Errorf("shadow: read the apply configuration: %w", err)
 	}
-	w, before := c.read(ctx, u, VerbApply, "")
+	w := c.write(u, VerbApply, "")
+	before, readErr := c.current(ctx, u)
 	err = c.Client.Apply(ctx, ac, dryRun(c.r, opts, client.ApplyOption(client.DryRunAll))...)
+	if apierrors.IsNotFound(readErr) {
+		// An apply of what is not there creates it, and is recorded as a create.
+		w.Verb = VerbCreate
+		c.done(ctx, w, err)
+		return err //nolint:wrapcheck // as the client returns it.
+	}
 	c.changed(ctx, w, before, ac, err)
 	return err //nolint:wrapcheck // as the client returns it.
 }

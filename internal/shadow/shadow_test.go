@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -337,4 +338,35 @@ func protobufDeleteOptions(t *testing.T, dryRun []string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestApplyRecordsCreateOrChanges: a server-side apply of an object that is not there is a create;
+// of one that is, the values it changes.
+func TestApplyRecordsCreateOrChanges(t *testing.T) {
+	api := fake.NewClientBuilder().WithObjects(configMap("there", map[string]string{"a": "1"})).Build()
+	rec := NewRecorder(prometheus.NewRegistry(), false)
+	c := rec.Client(api, api, TargetRuntime)
+	apply := func(ctx context.Context, name, value string) error {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		u.SetNamespace("kcp-system")
+		u.SetName(name)
+		_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"a": value}, "data")
+		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("test"), client.ForceOwnership)
+	}
+	runPass(t, rec, "rt-5", func(ctx context.Context) error {
+		if err := apply(ctx, "new", "1"); err != nil {
+			return err
+		}
+		return apply(ctx, "there", "2")
+	})
+	want := []Write{
+		{Target: TargetRuntime, Verb: VerbCreate, Kind: "ConfigMap", Namespace: "kcp-system", Name: "new"},
+		{Target: TargetRuntime, Verb: VerbApply, Kind: "ConfigMap", Namespace: "kcp-system", Name: "there",
+			Changes: []Change{{Path: ".data.a", Old: "1", New: "2"}}},
+	}
+	if diff := gocmp.Diff(want, rec.Records().Records[0].Writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
 }
