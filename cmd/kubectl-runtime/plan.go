@@ -74,14 +74,7 @@ func (r *root) plan(ctx context.Context, args []string) error {
 		return fmt.Errorf("plan: %w", err)
 	}
 	if *fromShadow != "" {
-		if *file != "" || *gardenKubeconfig != "" || fs.NArg() > 0 {
-			return errors.New("plan: --from-shadow prints a shadow's records; it takes no Runtimes, -f or --gardener-kubeconfig")
-		}
-		recs, err := readShadowRecords(ctx, *fromShadow)
-		if err != nil {
-			return err
-		}
-		return printShadowPlan(r.stdout, recs)
+		return r.planFromShadow(ctx, *fromShadow, append(fs.Args(), *file, *gardenKubeconfig))
 	}
 	l, err := opts.Landscape()
 	if err != nil {
@@ -115,15 +108,20 @@ func (r *root) plan(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errors.New("plan: -f RUNTIME.yaml (offline) or --gardener-kubeconfig FILE (online) is required")
 	}
-	var acl *aclFile
-	if opts.APIServerACLEnabled {
-		acl = &aclFile{path: *aclPath}
-	}
-	plans, err := planAll(inputs, convert, acl)
+	plans, err := planAll(inputs, convert, aclOf(opts, *aclPath))
 	if err != nil {
 		return err
 	}
 	return printPlans(r.stdout, plans)
+}
+
+// aclOf is the ACL ConfigMap manifest at path when the manager's options restrict API servers,
+// nil when they do not.
+func aclOf(opts manager.Options, path string) *aclFile {
+	if !opts.APIServerACLEnabled {
+		return nil
+	}
+	return &aclFile{path: path}
 }
 
 // planAll plans the shoot of each input under convert, with the ACL addresses of acl when the

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -15,6 +16,19 @@ import (
 
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 )
+
+// planFromShadow prints the records of a shadow at source; others are what else the command line
+// named (Runtimes, -f, --gardener-kubeconfig), which --from-shadow takes none of.
+func (r *root) planFromShadow(ctx context.Context, source string, others []string) error {
+	if slices.ContainsFunc(others, func(s string) bool { return s != "" }) {
+		return errors.New("plan: --from-shadow prints a shadow's records; it takes no Runtimes, -f or --gardener-kubeconfig")
+	}
+	recs, err := readShadowRecords(ctx, source)
+	if err != nil {
+		return err
+	}
+	return printShadowPlan(r.stdout, recs)
+}
 
 // readShadowRecords reads a shadow manager's records from a file, or from an http(s) URL (the
 // manager's /shadow/writes, port-forwarded, on a manager started with --metrics-secure=false).
@@ -30,7 +44,7 @@ func readShadowRecords(ctx context.Context, source string) (shadow.Records, erro
 		if err != nil {
 			return recs, fmt.Errorf("plan: --from-shadow: %w", err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		if resp.StatusCode != http.StatusOK {
 			return recs, fmt.Errorf("plan: --from-shadow: %s answered %s", source, resp.Status)
 		}
@@ -40,7 +54,7 @@ func readShadowRecords(ctx context.Context, source string) (shadow.Records, erro
 		if err != nil {
 			return recs, fmt.Errorf("plan: --from-shadow: %w", err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		body = f
 	}
 	dec := json.NewDecoder(body)

@@ -384,6 +384,38 @@ func (o Options) recorder() *shadow.Recorder {
 	return shadow.NewRecorder(ctrlmetrics.Registry, o.RecordWrites)
 }
 
+// guarded returns cfg, and the wrapper of the garden's transport, as a shadow's: each refuses
+// any request that could change state. Without Shadow, cfg as it is and no wrapper.
+func (o Options) guarded(cfg *rest.Config, rec *shadow.Recorder) (*rest.Config, func(http.RoundTripper) http.RoundTripper) {
+	if !o.Shadow {
+		return cfg, nil
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(rec.Guard(shadow.TargetControlPlane))
+	return cfg, rec.Guard(shadow.TargetGarden)
+}
+
+// recorded returns the clients the steps write through: the manager's and the garden's, with
+// their writes recorded by rec when it is not nil.
+func recorded(rec *shadow.Recorder, mgr ctrl.Manager, garden cluster.Cluster) (client.Client, client.Client) {
+	if rec == nil {
+		return mgr.GetClient(), garden.GetClient()
+	}
+	return rec.Client(mgr.GetClient(), mgr.GetAPIReader(), shadow.TargetControlPlane),
+		rec.Client(garden.GetClient(), garden.GetAPIReader(), shadow.TargetGarden)
+}
+
+// engineObservers are the engines' events and metrics: none of either in a shadow. What a shadow
+// decides lives in no status, so its step and object series would tell of runtimes as no manager
+// left them, and alerts read them; an event is a write.
+func (o Options) engineObservers() []fsm.Option {
+	if !o.Shadow {
+		return []fsm.Option{fsm.WithMetrics(stepMetrics())}
+	}
+	return []fsm.Option{fsm.WithRecorder(fsm.RecorderFunc(func(runtime.Object, string, string, string) {})),
+		fsm.WithObjectMetrics(nil, nil)}
+}
+
 // aclConfigMap locates the ACL ConfigMap; empty when ACLs are off.
 func (o Options) aclConfigMap(l *landscape.Landscape) types.NamespacedName {
 	if !o.APIServerACLEnabled || l == nil {
@@ -455,12 +487,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	rec := o.recorder()
-	var gardenGuard func(http.RoundTripper) http.RoundTripper
-	if o.Shadow {
-		cfg = rest.CopyConfig(cfg)
-		cfg.Wrap(rec.Guard(shadow.TargetControlPlane))
-		gardenGuard = rec.Guard(shadow.TargetGarden)
-	}
+	cfg, gardenGuard := o.guarded(cfg, rec)
 	leaseNamespace := cmp.Or(o.LeaderElectionNamespace, o.Namespace)
 	lock, err := newLeaderLock(cfg, o.LeaderElection, leaseNamespace, o.UpstreamLeaderElectionID)
 	if err != nil {
@@ -517,19 +544,8 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.UpstreamRequeues {
 		engineOpts = append(engineOpts, fsm.WithVolatileRetries(), fsm.WithoutPollJitter())
 	}
-	cpClient, gardenClient := mgr.GetClient(), gardenCluster.GetClient()
-	if rec != nil {
-		cpClient = rec.Client(cpClient, mgr.GetAPIReader(), shadow.TargetControlPlane)
-		gardenClient = rec.Client(gardenClient, gardenCluster.GetAPIReader(), shadow.TargetGarden)
-	}
-	if o.Shadow {
-		// What a shadow decides lives in no status: its step and object series would tell of
-		// runtimes as no manager left them, and alerts read them. Events are writes.
-		engineOpts = append(engineOpts, fsm.WithRecorder(fsm.RecorderFunc(func(runtime.Object, string, string, string) {})),
-			fsm.WithObjectMetrics(nil, nil))
-	} else {
-		engineOpts = append(engineOpts, fsm.WithMetrics(stepMetrics()))
-	}
+	cpClient, gardenClient := recorded(rec, mgr, gardenCluster)
+	engineOpts = append(engineOpts, o.engineObservers()...)
 	// The re-check interval is the Runtimes'; the GardenerCluster controller keeps its own.
 	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
 		Client:              cpClient,

@@ -154,7 +154,7 @@ func (s *subResource) Patch(ctx context.Context, obj client.Object, patch client
 	return err //nolint:wrapcheck // as the client returns it.
 }
 
-func (s *subResource) Apply(ctx context.Context, ac runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+func (s *subResource) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
 	return fmt.Errorf("shadow: a subresource apply of %s is not recorded, and so not sent", s.name)
 }
 
@@ -206,9 +206,10 @@ func (c *recording) changed(ctx context.Context, w Write, before map[string]any,
 	}
 	// A write of the object leaves its status as it is, and a write of the status all but its
 	// status; a typed reply holds the zero values of what is not stored.
-	if w.Subresource == "" {
+	switch w.Subresource {
+	case "":
 		before, a = without(before, "status"), without(a, "status")
-	} else if w.Subresource == "status" {
+	case "status":
 		before, a = only(before, "status"), only(a, "status")
 	}
 	if w.Changes = changes(before, a); len(w.Changes) > 0 {

@@ -277,7 +277,7 @@ func TestLiveRecorderKeepsEveryWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var served Records
 	if err := json.NewDecoder(resp.Body).Decode(&served); err != nil {
 		t.Fatal(err)

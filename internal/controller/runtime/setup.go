@@ -128,7 +128,7 @@ func runtimeClients(cfg Config) ClientFunc {
 	if cfg.Shadow {
 		guard = cfg.Recorder.Guard(shadow.TargetRuntime)
 	}
-	return func(ctx context.Context, data []byte) (client.Client, error) {
+	return func(_ context.Context, data []byte) (client.Client, error) {
 		c, err := newKubeconfigClient(data, guard)
 		if err != nil {
 			return nil, err
