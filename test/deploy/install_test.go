@@ -53,7 +53,7 @@ func TestInstallIsAccepted(t *testing.T) {
 	}
 	want := map[string]int{
 		"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
-		"ServiceAccount": 1, "Role": 1, "RoleBinding": 1, "ClusterRole": 2, "ClusterRoleBinding": 1,
+		"ServiceAccount": 1, "Role": 1, "RoleBinding": 1, "ClusterRole": 3, "ClusterRoleBinding": 1,
 		"Deployment": 1, "PodDisruptionBudget": 1, "Service": 1, "ServiceMonitor": 1, "PrometheusRule": 1,
 	}
 	for kind, n := range want {

@@ -123,6 +123,12 @@ func TestReadiness(t *testing.T) {
 // metricsReaderRole is the name of the install's ClusterRole that allows getting /metrics.
 func metricsReaderRole(t *testing.T) string {
 	t.Helper()
+	return roleGranting(t, "/metrics")
+}
+
+// roleGranting returns the name of the installed ClusterRole that allows getting path.
+func roleGranting(t *testing.T, path string) string {
+	t.Helper()
 	for _, o := range objects {
 		if o.GetKind() != "ClusterRole" {
 			continue
@@ -130,12 +136,12 @@ func metricsReaderRole(t *testing.T) string {
 		role := &rbacv1.ClusterRole{}
 		convert(t, o, role)
 		if slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
-			return slices.Contains(r.NonResourceURLs, "/metrics") && slices.Contains(r.Verbs, "get")
+			return slices.Contains(r.NonResourceURLs, path) && slices.Contains(r.Verbs, "get")
 		}) {
 			return role.Name
 		}
 	}
-	t.Fatal("the install has no ClusterRole that allows getting /metrics")
+	t.Fatalf("the install has no ClusterRole that allows getting %s", path)
 	return ""
 }
 
