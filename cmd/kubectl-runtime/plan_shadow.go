@@ -93,14 +93,9 @@ func printShadowPlan(w io.Writer, recs shadow.Records) error {
 	for _, r := range recs.Records {
 		fmt.Fprintf(w, "\n%s %s/%s:\n", r.Controller, r.Namespace, r.Name)
 		for _, wr := range r.Writes {
-			line := "  " + wr.Target + " " + wr.Verb + " " + wr.Object()
-			switch {
-			case wr.Refused:
-				line += ": refused in a shadow (it issues a credential)"
-			case wr.Uncertain:
-				line += ": the API server refuses the dry run, which cannot see the write planned before it: " + wr.Error
-			case wr.Error != "":
-				line += ": the API server refuses it: " + wr.Error
+			line := "  " + wr.String()
+			if o := wr.Outcome(); o != "" {
+				line += ": " + o
 			}
 			fmt.Fprintln(w, line)
 			byTarget[wr.Target+" "+wr.Kind]++

@@ -59,6 +59,23 @@ type Write struct {
 	Pass int `json:"pass,omitempty"`
 }
 
+// String is the write in one line: target, verb and object.
+func (w Write) String() string { return w.Target + " " + w.Verb + " " + w.Object() }
+
+// Outcome says why the write has no certain result, "" when it has one: a shadow refused it,
+// or the API server did, after an earlier planned write to the object or not.
+func (w Write) Outcome() string {
+	switch {
+	case w.Refused:
+		return "refused in a shadow (it issues a credential)"
+	case w.Uncertain:
+		return "the API server refuses the dry run, which cannot see the write planned before it: " + w.Error
+	case w.Error != "":
+		return "the API server refuses it: " + w.Error
+	}
+	return ""
+}
+
 // Object is what it writes to, in one line.
 func (w Write) Object() string {
 	s := w.Kind + " " + w.Name
@@ -244,16 +261,11 @@ func logPass(log logr.Logger, live bool, rec Record, writes []Write) {
 	}
 	short := make([]string, 0, len(writes))
 	for _, w := range writes {
-		s := w.Target + " " + w.Verb + " " + w.Object()
-		switch {
-		case w.Refused:
-			s += ", refused"
-		case w.Uncertain:
-			s += ", refused after an earlier planned write to it: " + w.Error
-		case w.Error != "":
-			s += ", refused: " + w.Error
-		case len(w.Changes) > 0:
-			s += ", " + strings.Join(paths(w.Changes), " ")
+		s := w.String()
+		if o := w.Outcome(); o != "" {
+			s += ": " + o
+		} else if len(w.Changes) > 0 {
+			s += ": " + strings.Join(paths(w.Changes), " ")
 		}
 		short = append(short, s)
 	}
