@@ -94,6 +94,10 @@ func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { ret
 func startRecording(t *testing.T, ns string, shadowed bool, cp, garden *requestLog) (*shadow.Recorder, func()) {
 	t.Helper()
 	o := managerOptions()
+	// A plan is what is due when it is made: with the 6 s rotation of these tests, an upstream
+	// kubeconfig that falls due between the plan and the takeover is rotated without having
+	// been planned. An hour's lifetime makes none due while the test runs.
+	o.KubeconfigLifetime, o.RotateAfter = time.Hour, 0.5
 	o.Namespace = ns
 	o.Shadow, o.RecordWrites = shadowed, !shadowed
 	o.Recorder = shadow.NewRecorder(prometheus.NewRegistry(), !shadowed)
