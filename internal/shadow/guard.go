@@ -87,11 +87,12 @@ func deleteDryRun(req *http.Request) bool {
 	if req.Method != http.MethodDelete || req.Body == nil {
 		return false
 	}
-	data, err := io.ReadAll(io.LimitReader(req.Body, maxDeleteBody))
+	data, err := io.ReadAll(io.LimitReader(req.Body, maxDeleteBody+1))
 	_ = req.Body.Close()
 	req.Body = io.NopCloser(bytes.NewReader(data))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-	if err != nil {
+	if err != nil || len(data) > maxDeleteBody {
+		// A body cut short is no request to send: it is refused whole.
 		return false
 	}
 	var opts metav1.DeleteOptions

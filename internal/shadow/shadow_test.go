@@ -52,6 +52,8 @@ func TestGuardSendsOnlyWhatChangesNothing(t *testing.T) {
 		{"DELETE", "/api/v1/namespaces/x/secrets/y", true, "a built-in kind's delete has its options in protobuf", protobufDeleteOptions(t, []string{metav1.DryRunAll})},
 		{"DELETE", "/api/v1/namespaces/x/secrets/y", false, "protobuf options without a dry run", protobufDeleteOptions(t, nil)},
 		{"DELETE", "/api/v1/namespaces/x/secrets/y", false, "a delete whose body is no DeleteOptions", `not json`},
+		{"DELETE", "/api/v1/namespaces/x/secrets/y", false, "options too large to read whole are not sent cut short",
+			`{"dryRun":["All"],"propagationPolicy":"` + strings.Repeat("x", maxDeleteBody) + `"}`},
 		{"GET", "/api/v1/namespaces/x/configmaps/y", true, "a read", ""},
 		{"GET", "/api/v1/configmaps?watch=true", true, "a watch is a read", ""},
 		{"HEAD", "/healthz", true, "a read", ""},

@@ -335,8 +335,22 @@ func TestShadowPredictsTheTakeover(t *testing.T) {
 	live, stop := startRecording(t, ns, false, &liveCP, &liveGarden)
 	stopLive = stop
 	waitForTakeover(t, all)
-	// The records of the deleting runtimes' last passes come after their Runtimes are gone.
-	time.Sleep(2 * time.Second)
+	// Every object the shadow planned for has had its first pass in the takeover.
+	err := testenv.Eventually(t.Context(), 30*time.Second, 200*time.Millisecond, func(context.Context) (bool, error) {
+		passed := map[string]bool{}
+		for _, r := range live.Records().Records {
+			passed[r.Controller+" "+r.Namespace+"/"+r.Name] = true
+		}
+		for _, r := range plan.Records {
+			if !passed[r.Controller+" "+r.Namespace+"/"+r.Name] {
+				return false, fmt.Errorf("no pass over %s %s/%s yet", r.Controller, r.Namespace, r.Name)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Errorf("the takeover did not pass over every object planned for: %v", err)
+	}
 	planned, made := plannedWrites(plan), firstPassWrites(live.Records(), plan)
 	// An object the takeover creates (the GardenerCluster of a runtime whose shoot was still
 	// being created) has no state a shadow could plan a pass over: the plan holds its create,
