@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"crypto/sha256"
+	"encoding/binary"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,15 +59,26 @@ const ReasonDependencyDown = "DependencyUnavailable"
 const defaultAdvance = time.Millisecond
 
 // Engine runs objects through a Machine. It is safe for concurrent use by the workers of a
-// controller; it keeps no per-object state but the metric series it set.
+// controller. Per object, it keeps only the metric series it set and when it last re-checked a
+// Ready object without a change.
 type Engine[T Object] struct {
 	m        Machine[T]
 	steps    map[string]Step[T]
 	deleting map[string]bool
 	cfg      config
-	// created is when the engine was created, which tells the retries this process scheduled
-	// from those an earlier one did (WithVolatileRetries).
+	// created is when the engine was created. It tells the retries this process scheduled
+	// from those an earlier one did (WithVolatileRetries). It also starts the spread of the
+	// first re-checks (recheckDue).
 	created time.Time
+	// quiet holds the quiet re-checks of this process, by object (quietCheck).
+	quiet sync.Map
+}
+
+// quietCheck is a re-check of a Ready object that changed nothing of its status. The engine
+// leaves the status as it was, so a quiet fleet writes nothing, and keeps the time here.
+type quietCheck struct {
+	uid types.UID
+	at  time.Time
 }
 
 // New returns an engine for the machine, or an error when the machine's table is incomplete.
@@ -140,6 +154,11 @@ func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 		log = log.WithValues(e.cfg.logValues(obj)...)
 	}
 	e.observeInputs(obj, st, now)
+	// A Ready object still at Done after its inputs were seen may be due for its re-check.
+	var ready *fsmv1.EngineStatus
+	if st.Step.Name == StepDone && st.State == fsmv1.StateReady {
+		ready = st.DeepCopy()
+	}
 	// Steps see the manual retry this call handles, so that one can tell it from a request it
 	// recorded earlier (the rest of the engine's status reaches obj after each step).
 	obj.EngineStatus().RetryRequestedAt = st.RetryRequestedAt
@@ -161,11 +180,29 @@ func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 		*obj.EngineStatus() = *st.EngineStatus
 		now = e.cfg.clock.Now()
 		if !d.moved || steps >= e.cfg.chainSteps || now.Sub(began) >= e.cfg.chainFor {
-			e.syncMetrics(obj, st.EngineStatus)
+			e.keepQuiet(obj, ready, now)
+			e.syncMetrics(obj, obj.EngineStatus())
 			return d.result()
 		}
 		st = &pass{EngineStatus: st.DeepCopy()}
 	}
+}
+
+// keepQuiet ends a re-check that changed nothing but the time Done was entered: the status goes
+// back to what it was, so the caller writes nothing, and the engine keeps the time of the
+// re-check instead. ready is the status before the re-check, nil when the call was no re-check.
+func (e *Engine[T]) keepQuiet(obj T, ready *fsmv1.EngineStatus, now time.Time) {
+	after := obj.EngineStatus()
+	if ready == nil || after.Step == nil || after.Step.Name != StepDone || after.Step.EnteredAt.Equal(&ready.Step.EnteredAt) {
+		return
+	}
+	was := after.DeepCopy()
+	was.Step = ready.Step
+	if !equality.Semantic.DeepEqual(was, ready) {
+		return
+	}
+	*after = *was
+	e.quiet.Store(client.ObjectKeyFromObject(obj), quietCheck{uid: obj.GetUID(), at: now})
 }
 
 // stepConditions returns the conditions after one call: every condition as the step left it on
@@ -206,6 +243,7 @@ func (e *Engine[T]) Forget(key types.NamespacedName) {
 	if e.cfg.objects != nil {
 		e.cfg.objects.forget(e.seriesKey(key))
 	}
+	e.quiet.Delete(key)
 	if e.cfg.onForget != nil {
 		e.cfg.onForget(key)
 	}
@@ -350,7 +388,7 @@ func (e *Engine[T]) idle(obj T, st *pass, now time.Time) (decision, bool) {
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return decision{}, true
 	}
-	due := st.Step.EnteredAt.Add(e.resyncFor(obj))
+	due := e.recheckDue(obj, st)
 	if st.Step.Deadline != nil && st.Step.Deadline.Before(&metav1.Time{Time: due}) {
 		due = st.Step.Deadline.Time
 	}
@@ -607,10 +645,36 @@ func (e *Engine[T]) activeState(obj T) fsmv1.State {
 
 // resyncFor spreads the periodic re-check of Ready objects by ±10%, fixed per object.
 func (e *Engine[T]) resyncFor(obj T) time.Duration {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(obj.GetUID()))
-	frac := float64(h.Sum32()) / float64(1<<32)
-	return time.Duration(float64(e.cfg.resync) * (0.9 + 0.2*frac))
+	return time.Duration(float64(e.cfg.resync) * (0.9 + 0.2*uidFraction(obj)))
+}
+
+// uidFraction maps an object's uid to [0,1), the same for every process. A cryptographic hash
+// spreads uids that differ in one character as widely as random ones.
+func uidFraction(obj client.Object) float64 {
+	sum := sha256.Sum256([]byte(obj.GetUID()))
+	return float64(binary.BigEndian.Uint64(sum[:8])>>11) / float64(1<<53)
+}
+
+// recheckDue is when a Ready object is checked again: one interval after its last re-check.
+// A quiet re-check leaves no trace in the status, so the engine knows only its own. The status
+// says when the object entered Done. When that was before this process started, the first
+// re-check here is spread over one interval from the start, by uid. So a restarted manager
+// does not re-check a whole fleet at once.
+func (e *Engine[T]) recheckDue(obj T, st *pass) time.Time {
+	entered := st.Step.EnteredAt.Time
+	if v, ok := e.quiet.Load(client.ObjectKeyFromObject(obj)); ok {
+		if c := v.(quietCheck); c.uid == obj.GetUID() && c.at.After(entered) {
+			return c.at.Add(e.resyncFor(obj))
+		}
+	}
+	due := entered.Add(e.resyncFor(obj))
+	if entered.Before(stamp(e.created)) {
+		first := e.created.Add(time.Duration(float64(e.cfg.resync) * uidFraction(obj)))
+		if first.After(due) {
+			return first
+		}
+	}
+	return due
 }
 
 func (e *Engine[T]) count(f func(*Metrics)) {
