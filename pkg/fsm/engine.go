@@ -2,10 +2,10 @@ package fsm
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
