@@ -620,11 +620,12 @@ func gardenRESTMapper(cfg *rest.Config, hc *http.Client) (meta.RESTMapper, error
 }
 
 // gardenClientOptions configures the garden client's reads. Seeds are read once per shoot
-// creation and ConfigMaps only written: no informers. Shoots come from the watched cache, but
-// with UpstreamRequeues from the API server, as upstream reads them, so every poll of a waiting
-// step is a request to Gardener.
+// creation: no informer. Shoots and the structured-auth ConfigMaps come from watched caches:
+// every re-check reads its runtime's ConfigMap, which would otherwise be a request to Gardener.
+// With UpstreamRequeues, shoots come from the API server, as upstream reads them, so every poll
+// of a waiting step is a request to Gardener.
 func (o Options) gardenClientOptions() client.Options {
-	uncached := []client.Object{&gardencorev1beta1.Seed{}, &corev1.ConfigMap{}}
+	uncached := []client.Object{&gardencorev1beta1.Seed{}}
 	if o.UpstreamRequeues {
 		uncached = append(uncached, &gardencorev1beta1.Shoot{})
 	}

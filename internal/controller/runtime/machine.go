@@ -136,11 +136,14 @@ type steps struct {
 	// seedRegions keeps the region of each seed read, by seed name (nil: none kept). A seed's
 	// region does not change, so the provisioning info of a re-check costs no Gardener request.
 	seedRegions *sync.Map
+	// upstreamAdminsGone holds the Runtimes whose clusters hold no administrator binding of
+	// upstream's any more, by key, with their uid (nil: none kept).
+	upstreamAdminsGone *sync.Map
 }
 
 // NewMachine returns the Runtime controller's transition table.
 func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
-	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now), seedRegions: &sync.Map{}}
+	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now), seedRegions: &sync.Map{}, upstreamAdminsGone: &sync.Map{}}
 	if s.Convert.Namespace == "" {
 		s.Convert.Namespace = cfg.GardenNamespace
 	}

@@ -136,8 +136,23 @@ func (s steps) seedRegion(ctx context.Context, shoot *gardencorev1beta1.Shoot) (
 	return seed.Spec.Provider.Region, nil
 }
 
-// applyProvisioningInfo writes the kyma-provisioning-info ConfigMap into the runtime cluster.
-func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1.Runtime) error {
+// readProvisioningInfo reads the runtime cluster's kyma-provisioning-info ConfigMap; nil when
+// it does not exist (nor, perhaps, its namespace).
+func readProvisioningInfo(ctx context.Context, c Objects) (*corev1.ConfigMap, error) {
+	current := &corev1.ConfigMap{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: KymaNamespace, Name: ProvisioningInfoName}, current)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get %s/%s: %w", KymaNamespace, ProvisioningInfoName, err)
+	}
+	return current, nil
+}
+
+// applyProvisioningInfo writes the kyma-provisioning-info ConfigMap into the runtime cluster,
+// unless current (nil: none) already says what it would write.
+func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1.Runtime, current *corev1.ConfigMap) error {
 	shoot, err := s.currentShoot(ctx, rt)
 	if err != nil {
 		return err
@@ -154,12 +169,7 @@ func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1
 	if err != nil {
 		return err
 	}
-	current := &corev1.ConfigMap{}
-	switch err := c.Get(ctx, client.ObjectKeyFromObject(cm), current); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return fmt.Errorf("get %s/%s: %w", KymaNamespace, ProvisioningInfoName, err)
-	default:
+	if current != nil {
 		if same, err := upToDate(ac, current); err == nil && same {
 			// A re-check finds it as the Runtime asks: nothing to write.
 			return nil

@@ -30,8 +30,8 @@ const DefaultRuntimeClients = 32
 // a Ready runtime included. A client serves only the kubeconfig it was built from, so a rotated
 // kubeconfig builds a new one; at most size clients are kept, the least recently used goes
 // first, and a client that leaves the cache closes its idle connections at once instead of
-// holding them until their idle timeout. The Secret is read on every call; the manager reads
-// it from the API server, as it caches no Secrets.
+// holding them until their idle timeout. The Secret is read once per pass (getSecret); the
+// manager reads it from the API server, as it caches no Secrets.
 type CachedClusters struct {
 	secrets   client.Reader
 	newClient ClientFunc
@@ -118,7 +118,7 @@ const ReasonKubeconfigOfAnotherShoot = "KubeconfigOfAnotherShoot"
 // another shoot.
 func readKubeconfig(ctx context.Context, secrets client.Reader, rt *infrav1.Runtime) ([]byte, error) {
 	secret := &corev1.Secret{}
-	if err := secrets.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret); err != nil {
+	if err := getSecret(ctx, secrets, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret); err != nil {
 		return nil, fmt.Errorf("get kubeconfig secret: %w", err)
 	}
 	if shoot, _ := kubeconfigShoot(secret); shoot != rt.Spec.Shoot.Name {

@@ -83,8 +83,8 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 	if !cfg.UpstreamRequeues {
 		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(cmp.Or(cfg.ProgressRefresh, ProgressRefresh), cfg.Namespace)))
 	}
-	var r reconcile.Reconciler = fsm.NewReconciler(cfg.Client, engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },
-		fsm.WithAPIReader(mgr.GetAPIReader()))
+	r := onePassReads(fsm.NewReconciler(cfg.Client, engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },
+		fsm.WithAPIReader(mgr.GetAPIReader())))
 	if cfg.Recorder != nil {
 		r = cfg.Recorder.Reconciler(ControllerName, r)
 	}

@@ -20,21 +20,30 @@ import (
 const KymaNamespace = "kyma-system"
 
 // configureCluster prepares the runtime's own cluster: the kyma-system namespace, one
-// cluster-admin binding per administrator, and the kyma-provisioning-info ConfigMap. Bindings the controller manages but the spec no
-// longer lists are removed; bindings anyone else made are left alone.
+// cluster-admin binding per administrator, and the kyma-provisioning-info ConfigMap. Bindings
+// the controller manages but the spec no longer lists are removed; bindings anyone else made
+// are left alone. A re-check that finds everything in place reads the cluster two or three
+// times: the ConfigMap (whose presence says the namespace is there), this manager's bindings,
+// and upstream's bindings while any may be left (upstreamAdminsLeft).
 func (s steps) configureCluster(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	c, err := s.Clusters.Connect(ctx, rt)
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	if err := ensureNamespace(ctx, c, KymaNamespace); err != nil {
+	info, err := readProvisioningInfo(ctx, c)
+	if err != nil {
 		return fsm.Fail(err)
+	}
+	if info == nil {
+		if err := ensureNamespace(ctx, c, KymaNamespace); err != nil {
+			return fsm.Fail(err)
+		}
 	}
 	setCondition(rt, infrav1.ConditionKymaSystemNSCreated, true, "KymaSystemCreated", "kyma-system namespace created")
-	if err := reconcileAdministrators(ctx, c, rt.Spec.Security.Administrators); err != nil {
+	if err := s.reconcileAdministrators(ctx, c, rt); err != nil {
 		return fsm.Fail(err)
 	}
-	if err := s.applyProvisioningInfo(ctx, c, rt); err != nil {
+	if err := s.applyProvisioningInfo(ctx, c, rt, info); err != nil {
 		return fsm.Fail(err)
 	}
 	setCondition(rt, infrav1.ConditionConfigured, true, "RuntimeConfigured", "Namespace and administrator bindings are in place")
@@ -77,17 +86,23 @@ func mustSelector(s string) labels.Selector {
 	return sel
 }
 
-// reconcileAdministrators makes the managed cluster-admin bindings match the administrators.
-// Bindings upstream manages are managed too, by upstream's rule: one that names a listed
-// administrator (or a ServiceAccount) among its subjects stands for the administrators it
-// names, and one that makes nobody listed cluster-admin is removed.
-func reconcileAdministrators(ctx context.Context, c Objects, admins []string) error {
+// reconcileAdministrators makes the managed cluster-admin bindings match the Runtime's
+// administrators. Bindings upstream manages are managed too, by upstream's rule: one that names
+// a listed administrator (or a ServiceAccount) among its subjects stands for the administrators
+// it names, and one that makes nobody listed cluster-admin is removed.
+func (s steps) reconcileAdministrators(ctx context.Context, c Objects, rt *infrav1.Runtime) error {
 	want := map[string]string{}
-	for _, a := range admins {
+	for _, a := range rt.Spec.Security.Administrators {
 		want[adminBindingName(a)] = a
 	}
-	if err := reconcileUpstreamAdministrators(ctx, c, want); err != nil {
-		return err
+	if s.upstreamAdminsLeft(rt) {
+		left, err := reconcileUpstreamAdministrators(ctx, c, want)
+		if err != nil {
+			return err
+		}
+		if !left && s.upstreamAdminsGone != nil {
+			s.upstreamAdminsGone.Store(client.ObjectKeyFromObject(rt), rt.UID)
+		}
 	}
 	have := &rbacv1.ClusterRoleBindingList{}
 	if err := c.List(ctx, have, client.MatchingLabels{LabelManagedBy: FieldOwner}); err != nil {
@@ -117,13 +132,27 @@ func reconcileAdministrators(ctx context.Context, c Objects, admins []string) er
 	return nil
 }
 
+// upstreamAdminsLeft reports whether rt's cluster may still hold administrator bindings of
+// upstream's manager. Only upstream's manager makes them, and this manager holds its lease, so
+// once a pass of this process found none, later passes need not look again. A new process looks
+// once more.
+func (s steps) upstreamAdminsLeft(rt *infrav1.Runtime) bool {
+	if s.upstreamAdminsGone == nil {
+		return true
+	}
+	uid, ok := s.upstreamAdminsGone.Load(client.ObjectKeyFromObject(rt))
+	return !ok || uid != rt.UID
+}
+
 // reconcileUpstreamAdministrators deletes upstream's administrator bindings that make nobody in
-// want cluster-admin, and removes from want the administrators upstream's bindings stand for.
-func reconcileUpstreamAdministrators(ctx context.Context, c Objects, want map[string]string) error {
+// want cluster-admin, and removes from want the administrators upstream's bindings stand for. It
+// reports whether any of upstream's administrator bindings is left.
+func reconcileUpstreamAdministrators(ctx context.Context, c Objects, want map[string]string) (bool, error) {
 	upstream := &rbacv1.ClusterRoleBindingList{}
 	if err := c.List(ctx, upstream, client.MatchingLabelsSelector{Selector: upstreamAdminSelector}); err != nil {
-		return fmt.Errorf("list upstream's administrator bindings: %w", err)
+		return true, fmt.Errorf("list upstream's administrator bindings: %w", err)
 	}
+	left := false
 	for i := range upstream.Items {
 		b := &upstream.Items[i]
 		if !grantsClusterAdmin(b) {
@@ -140,13 +169,14 @@ func reconcileUpstreamAdministrators(ctx context.Context, c Objects, want map[st
 			}
 		}
 		if kept {
+			left = true
 			continue
 		}
 		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
-			return fmt.Errorf("delete upstream's administrator binding %s: %w", b.Name, err)
+			return true, fmt.Errorf("delete upstream's administrator binding %s: %w", b.Name, err)
 		}
 	}
-	return nil
+	return left, nil
 }
 
 // grantsClusterAdmin reports whether b binds the cluster-admin ClusterRole.

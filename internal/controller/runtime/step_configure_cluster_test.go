@@ -3,6 +3,7 @@ package runtime
 import (
 	"maps"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -221,5 +222,48 @@ func checkProvisioningInfo(t *testing.T, w *world, rt *infrav1.Runtime) {
 	}
 	if !strings.Contains(cm.Data["details"], "region: "+rt.Spec.Shoot.Region) {
 		t.Errorf("details %q do not name the region as upstream does", cm.Data["details"])
+	}
+}
+
+// TestUpstreamBindingsAreReadUntilGone: upstream's administrator bindings are read on every pass
+// while one stands for a listed administrator, and no more once none is left; a new process
+// reads them once again.
+func TestUpstreamBindingsAreReadUntilGone(t *testing.T) {
+	const admin = "admin@myorg.com"
+	rt := newTestRuntime(t, "rt")
+	w := newWorld(t, reachable(rt))
+	w.steps.upstreamAdminsGone = &sync.Map{}
+	standing := adminBinding("admin-x7k2p", admin, map[string]string{LabelUpstreamReconcilerManagedBy: upstreamManager})
+	w.create(w.runtime, standing)
+	// lists runs the step once and counts its lists of bindings.
+	lists := func(s steps) int {
+		t.Helper()
+		w.resetCalls()
+		if out := s.configureCluster(t.Context(), rt.DeepCopy()); outcome(out) != "Done" {
+			t.Fatalf("configure cluster: %s", out)
+		}
+		return w.reads("runtime", "ClusterRoleBinding")
+	}
+	for pass, want := range []int{2, 2} {
+		if got := lists(w.steps); got != want {
+			t.Errorf("pass %d with upstream's binding standing listed bindings %d times, want %d", pass, got, want)
+		}
+	}
+	if err := w.runtime.Delete(t.Context(), standing); err != nil {
+		t.Fatal(err)
+	}
+	if got := lists(w.steps); got != 2 {
+		t.Errorf("the pass after upstream's binding went listed bindings %d times, want 2: it must find it gone", got)
+	}
+	if got := clusterAdmins(t, w); got[adminBindingName(admin)] != admin {
+		t.Errorf("bindings %v after upstream's went: the administrator has no binding of its own", got)
+	}
+	if got := lists(w.steps); got != 1 {
+		t.Errorf("a pass after upstream's bindings were found gone listed bindings %d times, want 1", got)
+	}
+	restarted := w.steps
+	restarted.upstreamAdminsGone = &sync.Map{}
+	if got := lists(restarted); got != 2 {
+		t.Errorf("the first pass of a new process listed bindings %d times, want 2", got)
 	}
 }

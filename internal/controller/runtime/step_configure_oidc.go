@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,11 +37,13 @@ func (s steps) configureOIDC(ctx context.Context, rt *infrav1.Runtime) fsm.Outco
 	return fsm.Next(StepConfigureCluster)
 }
 
-// listOpenIDConnects lists the runtime cluster's OpenIDConnects with the given labels.
-func listOpenIDConnects(ctx context.Context, c Objects, labels client.MatchingLabels) ([]unstructured.Unstructured, error) {
+// listOpenIDConnects lists the runtime cluster's OpenIDConnects that this manager or upstream's
+// manages. One list of them all and a filter here cost one request instead of one per label:
+// a cluster holds a few OpenIDConnects.
+func listOpenIDConnects(ctx context.Context, c Objects) ([]unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind(gardener.OpenIDConnectGVK.Kind + "List"))
-	err := c.List(ctx, list, labels)
+	err := c.List(ctx, list)
 	if apierrors.IsNotFound(err) {
 		// A list answers 404 only for a resource the server does not serve: the kind is mapped
 		// without discovery (KubeconfigClient), so a missing API shows here.
@@ -49,18 +52,16 @@ func listOpenIDConnects(ctx context.Context, c Objects, labels client.MatchingLa
 	if err != nil {
 		return nil, err //nolint:wrapcheck // The caller tells a missing API from other errors.
 	}
-	return list.Items, nil
+	return slices.DeleteFunc(list.Items, func(o unstructured.Unstructured) bool {
+		l := o.GetLabels()
+		return l[LabelManagedBy] != FieldOwner && l[LabelUpstreamManagedBy] != upstreamManager
+	}), nil
 }
 
 // reconcileOpenIDConnects makes the managed OpenIDConnects match want. The ones upstream
 // created (label operator.kyma-project.io/managed-by=infrastructure-manager) are managed too.
 func reconcileOpenIDConnects(ctx context.Context, c Objects, want []*unstructured.Unstructured) error {
-	have, err := listOpenIDConnects(ctx, c, client.MatchingLabels{LabelManagedBy: FieldOwner})
-	if err == nil {
-		var upstream []unstructured.Unstructured
-		upstream, err = listOpenIDConnects(ctx, c, client.MatchingLabels{LabelUpstreamManagedBy: upstreamManager})
-		have = append(have, upstream...)
-	}
+	have, err := listOpenIDConnects(ctx, c)
 	switch {
 	case meta.IsNoMatchError(err) && len(want) == 0:
 		// Without the extension's API there is nothing this manager could have created.

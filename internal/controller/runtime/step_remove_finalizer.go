@@ -20,5 +20,8 @@ func (s steps) removeFinalizer(ctx context.Context, rt *infrav1.Runtime) fsm.Out
 			return fsm.Fail(fmt.Errorf("remove finalizer: %w", err))
 		}
 	}
+	if s.upstreamAdminsGone != nil {
+		s.upstreamAdminsGone.Delete(client.ObjectKeyFromObject(rt))
+	}
 	return fsm.Done()
 }

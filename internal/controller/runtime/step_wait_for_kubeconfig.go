@@ -24,7 +24,7 @@ import (
 // controller to rotate it at once, and waits.
 func (s steps) waitForKubeconfig(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	secret := &corev1.Secret{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret)
+	err := getSecret(ctx, s.Client, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
 		return fsm.Wait(s.Poll, "the kubeconfig Secret "+kubeconfigSecretName(rt)+" does not exist yet")
