@@ -511,10 +511,10 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		// the manager's namespace: nothing else is cached, nor readable through the cache, and
 		// the manager needs no permission outside it (rbac.go).
 		// No step reads managedFields, which are a large part of every object: the cache keeps
-		// the objects without them.
+		// the objects without them (ControlPlaneTransform).
 		Cache: cache.Options{
 			DefaultNamespaces: map[string]cache.Config{o.Namespace: {}},
-			DefaultTransform:  cache.TransformStripManagedFields(),
+			DefaultTransform:  ControlPlaneTransform,
 		},
 		// The kubeconfig Secrets are read from the API server when a step needs one: a cache
 		// of them would hold every runtime's admin credentials in memory, a seventh of a Ready
@@ -677,9 +677,8 @@ func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options, gu
 		co.Cache = cache.Options{
 			DefaultNamespaces: map[string]cache.Config{"garden-" + o.GardenProject: {}},
 			// A shoot's managedFields are often as large as its spec, and no step reads them,
-			// nor most of its status.
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         map[client.Object]cache.ByObject{&gardencorev1beta1.Shoot{}: {Transform: runtimectrl.TrimShoot}},
+			// nor most of its status (GardenTransform).
+			DefaultTransform: GardenTransform,
 		}
 		co.Client = o.gardenClientOptions()
 	})

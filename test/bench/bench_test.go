@@ -24,6 +24,8 @@ type results struct {
 	p2      []p2Result
 	p3      []p3Result
 	p4      []p4Result
+	// footprint is the heap per cached object of each kind, measured on P4's fleet.
+	footprint []kindFootprint
 	// profiles are the pprof summaries of this manager, by title.
 	profiles []profileSummary
 }
@@ -132,6 +134,15 @@ func TestBench(t *testing.T) {
 		if err := s.extendFleet(ctx, p, fleet, p.largestP1(), p.P4Runtimes); err != nil {
 			t.Fatalf("P4 fleet: %v", err)
 		}
+		fp, err := s.cacheFootprint(ctx, fleet)
+		if err != nil {
+			t.Fatalf("P4 footprint: %v", err)
+		}
+		for _, f := range fp {
+			t.Logf("P4 footprint %-18s %5d objects: %6.0f bytes decoded, %6.0f cached", f.kind, f.objects, f.decoded, f.cached)
+			checkMeasured(t, "P4 footprint "+f.kind, f.cached > 0 && f.decoded >= f.cached, "no heap was measured, or the transform grew the objects")
+		}
+		res.footprint = fp
 	}
 	for _, pol := range []policy{ours, baseline} {
 		if !want["p4"] {

@@ -1,0 +1,120 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+)
+
+// kindFootprint is the heap one object of an informer kind takes: as decoded from the API
+// server, and as the manager's cache keeps it, after its transform.
+type kindFootprint struct {
+	kind    string
+	objects int
+	// decoded and cached are bytes per object.
+	decoded, cached float64
+}
+
+// footprintKind is a kind the manager caches, where it lives, and the transform its cache
+// applies.
+type footprintKind struct {
+	kind      string
+	list      func() client.ObjectList
+	reader    client.Reader
+	namespace string
+	transform func(any) (any, error)
+}
+
+// cacheFootprint measures, per kind the manager caches, how much heap the fleet of run r takes
+// decoded and transformed: the informers of one manager hold exactly these objects. The
+// objects are copied one by one out of the list, as an informer stores them.
+func (s *stack) cacheFootprint(ctx context.Context, r run) ([]kindFootprint, error) {
+	garden := "garden-" + r.name
+	kinds := []footprintKind{
+		{"Runtime", func() client.ObjectList { return &infrav1.RuntimeList{} }, s.cp, r.name, manager.ControlPlaneTransform},
+		{"GardenerCluster", func() client.ObjectList { return &infrav1.GardenerClusterList{} }, s.cp, r.name, manager.ControlPlaneTransform},
+		{"Shoot", func() client.ObjectList { return &gardencorev1beta1.ShootList{} }, s.garden, garden, manager.GardenTransform},
+		{"ConfigMap (garden)", func() client.ObjectList { return &corev1.ConfigMapList{} }, s.garden, garden, manager.GardenTransform},
+	}
+	out := make([]kindFootprint, 0, len(kinds))
+	for _, k := range kinds {
+		f, err := measureKind(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// measureKind lists one kind and weighs its objects before and after the transform.
+func measureKind(ctx context.Context, k footprintKind) (kindFootprint, error) {
+	f := kindFootprint{kind: k.kind}
+	base := liveHeap()
+	objs, err := listApart(ctx, k)
+	if err != nil {
+		return f, err
+	}
+	f.objects = len(objs)
+	if f.objects == 0 {
+		return f, fmt.Errorf("footprint: no %s in %s", k.kind, k.namespace)
+	}
+	decoded := liveHeap()
+	for i, o := range objs {
+		t, err := k.transform(o)
+		if err != nil {
+			return f, fmt.Errorf("footprint: transform %s: %w", k.kind, err)
+		}
+		objs[i] = t.(client.Object)
+	}
+	// The transform works in place; what it dropped is garbage now.
+	cached := liveHeap()
+	runtime.KeepAlive(objs)
+	f.decoded = float64(decoded-base) / float64(f.objects)
+	f.cached = float64(cached-base) / float64(f.objects)
+	return f, nil
+}
+
+// listApart lists a kind and copies each item into an object of its own, dropping the list.
+func listApart(ctx context.Context, k footprintKind) ([]client.Object, error) {
+	list := k.list()
+	if err := k.reader.List(ctx, list, client.InNamespace(k.namespace)); err != nil {
+		return nil, fmt.Errorf("footprint: list %s: %w", k.kind, err)
+	}
+	var objs []client.Object
+	switch l := list.(type) {
+	case *infrav1.RuntimeList:
+		for i := range l.Items {
+			objs = append(objs, l.Items[i].DeepCopy())
+		}
+	case *infrav1.GardenerClusterList:
+		for i := range l.Items {
+			objs = append(objs, l.Items[i].DeepCopy())
+		}
+	case *gardencorev1beta1.ShootList:
+		for i := range l.Items {
+			objs = append(objs, l.Items[i].DeepCopy())
+		}
+	case *corev1.ConfigMapList:
+		for i := range l.Items {
+			objs = append(objs, l.Items[i].DeepCopy())
+		}
+	}
+	return objs, nil
+}
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
