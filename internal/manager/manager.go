@@ -622,12 +622,12 @@ func gardenRESTMapper(cfg *rest.Config, hc *http.Client) (meta.RESTMapper, error
 // gardenClientOptions configures the garden client's reads. Seeds are read once per shoot
 // creation: no informer. Shoots and the structured-auth ConfigMaps come from watched caches:
 // every re-check reads its runtime's ConfigMap, which would otherwise be a request to Gardener.
-// With UpstreamRequeues, shoots come from the API server, as upstream reads them, so every poll
-// of a waiting step is a request to Gardener.
+// With UpstreamRequeues, both come from the API server, as upstream reads them, so every poll
+// of a waiting step and every re-check is a request to Gardener.
 func (o Options) gardenClientOptions() client.Options {
 	uncached := []client.Object{&gardencorev1beta1.Seed{}}
 	if o.UpstreamRequeues {
-		uncached = append(uncached, &gardencorev1beta1.Shoot{})
+		uncached = append(uncached, &gardencorev1beta1.Shoot{}, &corev1.ConfigMap{})
 	}
 	return client.Options{Cache: &client.CacheOptions{DisableFor: uncached}}
 }

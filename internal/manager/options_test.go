@@ -233,16 +233,18 @@ func TestBenchmarkFlags(t *testing.T) {
 
 // TestUpstreamRequeuesOverrideTheResilienceSettings checks what the manager runs with when it
 // emulates upstream: Gardener at 5 QPS burst 5, no circuit breaker, and a fixed 15s retry that
-// never gives up, whatever the other flags say; shoots are read from Gardener, not a cache.
-// Without the flag the options stand.
+// never gives up, whatever the other flags say; shoots and ConfigMaps are read from Gardener,
+// not a cache. Without the flag the options stand, and both come from the watched cache.
 func TestUpstreamRequeuesOverrideTheResilienceSettings(t *testing.T) {
 	o := DefaultOptions()
 	o.GardenQPS, o.GardenBurst, o.CircuitThreshold = 50, 100, 3
 	if got := o.effective(); got.GardenQPS != 50 || got.GardenBurst != 100 || got.CircuitThreshold != 3 || got.Policy != o.Policy {
 		t.Errorf("without the flag: %+v", got)
 	}
-	if uncached(o.gardenClientOptions(), &gardencorev1beta1.Shoot{}) {
-		t.Error("without the flag shoots are read from the API server, want the watched cache")
+	for _, obj := range []client.Object{&gardencorev1beta1.Shoot{}, &corev1.ConfigMap{}} {
+		if uncached(o.gardenClientOptions(), obj) {
+			t.Errorf("without the flag %T is read from the API server, want the watched cache", obj)
+		}
 	}
 
 	o.UpstreamRequeues = true
