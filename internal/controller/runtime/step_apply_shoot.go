@@ -43,6 +43,12 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	if err := s.mayWriteShoot(ctx, rt, current); err != nil {
 		return fsm.Fail(err)
 	}
+	inputs := s.inputs(rt)
+	if !patchForced(rt) && s.verdicts.upToDate(rt, current, inputs) {
+		// Nothing it depends on changed since this process found the shoot as the Runtime
+		// asks: no render, no drift check (shootVerdicts).
+		return fsm.Next(StepWaitForShoot)
+	}
 	opts, err := s.convertOptions(ctx, rt)
 	if err != nil {
 		return fsm.Fail(err)
@@ -54,9 +60,12 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	}
 	setVersionsCondition(rt, p.Kept)
 	switch p.Write {
-	case ShootWriteNone, ShootWriteSuspended:
-		// A re-check finds the shoot as the Runtime asks, or the operators asked to leave the
-		// shoot as it is (the runtime is still watched): nothing to write.
+	case ShootWriteNone:
+		// A re-check finds the shoot as the Runtime asks: nothing to write.
+		s.verdicts.found(rt, current, inputs)
+		return fsm.Next(StepWaitForShoot)
+	case ShootWriteSuspended:
+		// The operators asked to leave the shoot as it is (the runtime is still watched).
 		return fsm.Next(StepWaitForShoot)
 	case ShootWriteTakeOver:
 		if err := s.takeOverShoot(ctx, p.ac, current); err != nil {

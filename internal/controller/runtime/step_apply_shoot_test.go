@@ -350,3 +350,57 @@ func TestApplyShootTakesOverWithoutChangingTheSpec(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyShootRemembersAVerdict: once ApplyShoot found the shoot as the Runtime asks, the next
+// pass over the same Runtime and shoot takes the verdict without rendering. A change of the
+// shoot (a new resourceVersion), of the Runtime, or of the landscape inputs renders again, and
+// a drifted shoot is applied.
+func TestApplyShootRemembersAVerdict(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	w := newWorld(t, rt)
+	w.steps.verdicts = &shootVerdicts{}
+	stored := func() *infrav1.Runtime {
+		got := rt.DeepCopy()
+		w.get(w.kcp, got)
+		return got
+	}
+	for pass := range 2 {
+		if out := w.steps.applyShoot(t.Context(), stored()); outcome(out) != "Next(WaitForShoot)" {
+			t.Fatalf("pass %d: %s", pass, out)
+		}
+	}
+	shoot := testShoot(rt)
+	w.get(w.garden, shoot)
+	if !w.steps.verdicts.upToDate(stored(), shoot, w.steps.inputs(stored())) {
+		t.Fatal("the pass that found the shoot as asked left no verdict")
+	}
+	// A verdict stands for the resourceVersions and inputs it was reached on, no others.
+	other := stored()
+	other.ResourceVersion += "0"
+	changedShoot := shoot.DeepCopy()
+	changedShoot.ResourceVersion += "0"
+	for name, stands := range map[string]bool{
+		"another Runtime version": w.steps.verdicts.upToDate(other, shoot, w.steps.inputs(stored())),
+		"another shoot version":   w.steps.verdicts.upToDate(stored(), changedShoot, w.steps.inputs(stored())),
+		"other landscape inputs":  w.steps.verdicts.upToDate(stored(), shoot, "acl:changed"),
+	} {
+		if stands {
+			t.Errorf("the verdict stands for %s", name)
+		}
+	}
+
+	// Someone changes the shoot's autoscaler maximum behind the manager's back.
+	want := shoot.Spec.Provider.Workers[0].Maximum
+	shoot.Spec.Provider.Workers[0].Maximum += 5
+	if err := w.garden.Update(t.Context(), shoot); err != nil {
+		t.Fatal(err)
+	}
+	w.resetCalls()
+	if out := w.steps.applyShoot(t.Context(), stored()); outcome(out) != "Next(WaitForShoot)" {
+		t.Fatalf("apply after the drift: %s", out)
+	}
+	w.get(w.garden, shoot)
+	if got := shoot.Spec.Provider.Workers[0].Maximum; got != want {
+		t.Errorf("worker maximum %d after the pass, want %d: the verdict hid the drift", got, want)
+	}
+}

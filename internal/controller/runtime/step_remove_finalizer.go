@@ -23,5 +23,6 @@ func (s steps) removeFinalizer(ctx context.Context, rt *infrav1.Runtime) fsm.Out
 	if s.upstreamAdminsGone != nil {
 		s.upstreamAdminsGone.Delete(client.ObjectKeyFromObject(rt))
 	}
+	s.verdicts.forget(rt)
 	return fsm.Done()
 }
