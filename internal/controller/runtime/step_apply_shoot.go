@@ -59,31 +59,40 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		return fsm.Fail(err)
 	}
 	setVersionsCondition(rt, p.Kept)
-	switch p.Write {
-	case ShootWriteNone:
+	if p.Write == ShootWriteNone {
 		// A re-check finds the shoot as the Runtime asks: nothing to write.
 		s.verdicts.found(rt, current, inputs)
-		return fsm.Next(StepWaitForShoot)
-	case ShootWriteSuspended:
-		// The operators asked to leave the shoot as it is (the runtime is still watched).
-		return fsm.Next(StepWaitForShoot)
+	}
+	if err := s.writeShoot(ctx, rt, p, current); err != nil {
+		return fsm.Fail(err)
+	}
+	return fsm.Next(StepWaitForShoot)
+}
+
+// writeShoot carries out the write p plans for rt's shoot, current as Gardener has it.
+func (s steps) writeShoot(ctx context.Context, rt *infrav1.Runtime, p ShootPlan, current *gardencorev1beta1.Shoot) error {
+	switch p.Write {
+	case ShootWriteNone, ShootWriteSuspended:
+		// Nothing drifted, or the operators asked to leave the shoot as it is (the runtime is
+		// still watched).
+		return nil
 	case ShootWriteTakeOver:
 		if err := s.takeOverShoot(ctx, p.ac, current); err != nil {
-			return fsm.Fail(ShootWriteError(current.Name, err))
+			return ShootWriteError(current.Name, err)
 		}
-		return fsm.Next(StepWaitForShoot)
+		return nil
 	case ShootWriteApply:
 		if !patchForced(rt) && len(p.Changes) > 0 {
 			log.FromContext(ctx).Info("Shoot drifted from what the Runtime asks; applying it again", "shoot", current.Name, "path", p.Changes[0].Path)
 		}
 		if err := s.removeWorkers(ctx, current, p.shoot.Spec.Provider.Workers); err != nil {
-			return fsm.Fail(err)
+			return err
 		}
 	}
 	if err := s.Garden.Apply(ctx, client.ApplyConfigurationFromUnstructured(p.ac), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fsm.Fail(ShootWriteError(p.shoot.Name, err))
+		return ShootWriteError(p.shoot.Name, err)
 	}
-	return fsm.Next(StepWaitForShoot)
+	return nil
 }
 
 // mayWriteShoot fails when the shoot must not be written: current, the shoot as Gardener has
