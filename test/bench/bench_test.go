@@ -140,7 +140,10 @@ func TestBench(t *testing.T) {
 		}
 		for _, f := range fp {
 			t.Logf("P4 footprint %-18s %5d objects: %6.0f bytes decoded, %6.0f cached", f.kind, f.objects, f.decoded, f.cached)
-			checkMeasured(t, "P4 footprint "+f.kind, f.cached > 0 && f.decoded >= f.cached, "no heap was measured, or the transform grew the objects")
+			// The rest of the process allocates too while the copies are weighed: a transform
+			// that drops nothing of a kind (garden ConfigMaps carry few managedFields) may weigh a
+			// little more than the decoded copies. Past 2% it grew them.
+			checkMeasured(t, "P4 footprint "+f.kind, f.cached > 0 && f.cached <= 1.02*f.decoded, "no heap was measured, or the transform grew the objects")
 		}
 		res.footprint = fp
 	}
