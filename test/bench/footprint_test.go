@@ -9,6 +9,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -114,24 +115,13 @@ func listApart(ctx context.Context, k footprintKind) ([]client.Object, error) {
 	if err := k.reader.List(ctx, list, client.InNamespace(k.namespace)); err != nil {
 		return nil, fmt.Errorf("footprint: list %s: %w", k.kind, err)
 	}
-	var objs []client.Object
-	switch l := list.(type) {
-	case *infrav1.RuntimeList:
-		for i := range l.Items {
-			objs = append(objs, l.Items[i].DeepCopy())
-		}
-	case *infrav1.GardenerClusterList:
-		for i := range l.Items {
-			objs = append(objs, l.Items[i].DeepCopy())
-		}
-	case *gardencorev1beta1.ShootList:
-		for i := range l.Items {
-			objs = append(objs, l.Items[i].DeepCopy())
-		}
-	case *corev1.ConfigMapList:
-		for i := range l.Items {
-			objs = append(objs, l.Items[i].DeepCopy())
-		}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, fmt.Errorf("footprint: items of %s: %w", k.kind, err)
+	}
+	objs := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		objs = append(objs, item.DeepCopyObject().(client.Object))
 	}
 	return objs, nil
 }

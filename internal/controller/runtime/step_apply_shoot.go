@@ -43,7 +43,8 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	if err := s.mayWriteShoot(ctx, rt, current); err != nil {
 		return fsm.Fail(err)
 	}
-	inputs := s.inputs(rt)
+	// The fingerprint the engine took when this pass started.
+	inputs := rt.Status.ObservedInputs
 	if !patchForced(rt) && s.verdicts.upToDate(rt, current, inputs) {
 		// Nothing it depends on changed since this process found the shoot as the Runtime
 		// asks: no render, no drift check (shootVerdicts).

@@ -371,7 +371,7 @@ func TestApplyShootRemembersAVerdict(t *testing.T) {
 	}
 	shoot := testShoot(rt)
 	w.get(w.garden, shoot)
-	if !w.steps.verdicts.upToDate(stored(), shoot, w.steps.inputs(stored())) {
+	if !w.steps.verdicts.upToDate(stored(), shoot, stored().Status.ObservedInputs) {
 		t.Fatal("the pass that found the shoot as asked left no verdict")
 	}
 	// A verdict stands for the resourceVersions and inputs it was reached on, no others.
@@ -380,8 +380,8 @@ func TestApplyShootRemembersAVerdict(t *testing.T) {
 	changedShoot := shoot.DeepCopy()
 	changedShoot.ResourceVersion += "0"
 	for name, stands := range map[string]bool{
-		"another Runtime version": w.steps.verdicts.upToDate(other, shoot, w.steps.inputs(stored())),
-		"another shoot version":   w.steps.verdicts.upToDate(stored(), changedShoot, w.steps.inputs(stored())),
+		"another Runtime version": w.steps.verdicts.upToDate(other, shoot, stored().Status.ObservedInputs),
+		"another shoot version":   w.steps.verdicts.upToDate(stored(), changedShoot, stored().Status.ObservedInputs),
 		"other landscape inputs":  w.steps.verdicts.upToDate(stored(), shoot, "acl:changed"),
 	} {
 		if stands {
