@@ -29,6 +29,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
+// The garden reads' client-side rate limit: the webhook answers as fast as
+// the garden does, as a landscape's replicas together do.
+const (
+	readQPS   = 500
+	readBurst = 1000
+)
+
 // Provider is one provider extension's validation webhook.
 type Provider struct {
 	// Type is the shoot's spec.provider.type it validates.
@@ -71,6 +78,10 @@ func Main(ctx context.Context, schemes []func(*runtime.Scheme) error, providers 
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
+	// A kubeconfig carries no rate limit, and client-go's default of 5 reads
+	// per second, at three reads per validation, queues a fleet's creations
+	// until the garden's 10 s webhook timeout refuses them.
+	cfg.QPS, cfg.Burst = readQPS, readBurst
 	mgr, err := newManager(cfg, schemes, webhook.Options{Host: *host, Port: *port, CertDir: *certDir})
 	if err != nil {
 		return err
