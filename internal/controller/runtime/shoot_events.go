@@ -123,13 +123,16 @@ func (q laterQueue) Add(item reconcile.Request) { q.AddAfter(item, q.after) }
 // of the status, all but the last operation, the last errors, the observed generation and the
 // advertised addresses (the GardenerCluster controller asks for a kubeconfig only once the API
 // server has one): the health conditions, constraints, credentials rotation and networks that
-// Gardener keeps there are no step's business. Anything else passes as it is.
+// Gardener keeps there are no step's business. Of the spec it drops the Kubernetes settings
+// Gardener defaults and the render neither sets nor reads (dropUnrendered). Anything else
+// passes as it is.
 func TrimShoot(obj any) (any, error) {
 	shoot, ok := obj.(*gardencorev1beta1.Shoot)
 	if !ok {
 		return cache.TransformStripManagedFields()(obj)
 	}
 	shoot.ManagedFields = nil
+	dropUnrendered(&shoot.Spec.Kubernetes)
 	shoot.Status = gardencorev1beta1.ShootStatus{
 		LastOperation:       shoot.Status.LastOperation,
 		LastErrors:          shoot.Status.LastErrors,
@@ -137,4 +140,31 @@ func TrimShoot(obj any) (any, error) {
 		AdvertisedAddresses: shoot.Status.AdvertisedAddresses,
 	}
 	return shoot, nil
+}
+
+// dropUnrendered drops the Kubernetes settings of a shoot that Gardener defaults and the render
+// neither sets nor reads. They are about a third of a defaulted shoot's spec. The drift check
+// compares only what the render sets, so a cached shoot without them plans the same writes
+// (TestTrimmedShootPlansTheSame). The render sets the version, the API server's audit policy,
+// service account tokens, feature gates, runtime config and authentication, and the kubelet's
+// feature gates; those stay.
+func dropUnrendered(k *gardencorev1beta1.Kubernetes) {
+	k.ClusterAutoscaler = nil
+	k.KubeControllerManager = nil
+	k.KubeScheduler = nil
+	k.KubeProxy = nil
+	k.VerticalPodAutoscaler = nil
+	k.ETCD = nil
+	if k.Kubelet != nil {
+		// The struct stays, so a drift report names the same path as on the whole shoot.
+		k.Kubelet = &gardencorev1beta1.KubeletConfig{KubernetesConfig: gardencorev1beta1.KubernetesConfig{FeatureGates: k.Kubelet.FeatureGates}}
+	}
+	if api := k.KubeAPIServer; api != nil {
+		api.Requests = nil
+		api.EventTTL = nil
+		api.Logging = nil
+		api.DefaultNotReadyTolerationSeconds = nil
+		api.DefaultUnreachableTolerationSeconds = nil
+		api.EncryptionConfig = nil
+	}
 }

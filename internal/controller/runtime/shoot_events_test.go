@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -129,14 +130,16 @@ func TestShootChanges(t *testing.T) {
 	}
 }
 
-// TestTrimShoot keeps of a shoot what the steps read: all of its spec and metadata but the
-// managedFields, and of its status the last operation, the last errors, the observed generation
-// and the advertised addresses.
+// TestTrimShoot keeps of a shoot what the steps read: its metadata but the managedFields, its
+// spec but the Kubernetes settings the render leaves to Gardener, and of its status the last
+// operation, the last errors, the observed generation and the advertised addresses.
 func TestTrimShoot(t *testing.T) {
 	shoot := &gardencorev1beta1.Shoot{ObjectMeta: metav1.ObjectMeta{Name: "s1", Namespace: "garden-kyma", Generation: 3,
 		Labels: map[string]string{LabelRuntimeName: "rt-1"}, Annotations: map[string]string{AnnotationAppliedHash: "abc"},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: FieldOwner}}}}
 	shoot.Spec.Kubernetes.Version = "1.33.2"
+	unrendered := gardencorev1beta1.Kubernetes{VerticalPodAutoscaler: &gardencorev1beta1.VerticalPodAutoscaler{Enabled: true},
+		KubeProxy: &gardencorev1beta1.KubeProxyConfig{Enabled: ptr.To(true)}}
 	shoot.Status = gardencorev1beta1.ShootStatus{
 		LastOperation:       &gardencorev1beta1.LastOperation{Type: gardencorev1beta1.LastOperationTypeReconcile, State: gardencorev1beta1.LastOperationStateSucceeded},
 		LastErrors:          []gardencorev1beta1.LastError{{Description: "quota exceeded"}},
@@ -148,6 +151,7 @@ func TestTrimShoot(t *testing.T) {
 	}
 	want := shoot.DeepCopy()
 	want.ManagedFields = nil
+	shoot.Spec.Kubernetes.VerticalPodAutoscaler, shoot.Spec.Kubernetes.KubeProxy = unrendered.VerticalPodAutoscaler, unrendered.KubeProxy
 	want.Status = gardencorev1beta1.ShootStatus{LastOperation: shoot.Status.LastOperation.DeepCopy(),
 		LastErrors: slices.Clone(shoot.Status.LastErrors), ObservedGeneration: 3, AdvertisedAddresses: slices.Clone(shoot.Status.AdvertisedAddresses)}
 
