@@ -20,7 +20,7 @@ import (
 // retry seconds later; the next re-check of the same runtime comes half an hour later, when
 // keeping its client would only have held a connection open. So the cache holds the runtimes in
 // flight, a few more than the manager's 25 workers, not the fleet: each client kept holds its TLS
-// configuration and an HTTP/2 connection, about 150 KB of heap.
+// configuration and an HTTP/1.1 connection.
 const DefaultRuntimeClients = 32
 
 // CachedClusters connects to a runtime's cluster with the admin kubeconfig in its Secret, and

@@ -16,12 +16,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	corev1 "k8s.io/api/core/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -139,9 +142,10 @@ func TestCachedClustersCloseWhatTheyDrop(t *testing.T) {
 	}
 }
 
-// TestCachedClustersCloseConnections: with real clients over HTTP/2 and a client certificate, as
-// Gardener's admin kubeconfigs have, the connection of a runtime whose client the cache dropped
-// is closed, and the one of the runtime it keeps stays open.
+// TestCachedClustersCloseConnections: with real clients and a client certificate, as Gardener's
+// admin kubeconfigs have, against a server that offers HTTP/2, the connection of a runtime whose
+// client the cache dropped is closed, and the one of the runtime it keeps stays open. The
+// clients speak HTTP/1.1 (see newKubeconfigClient).
 func TestCachedClustersCloseConnections(t *testing.T) {
 	var mu sync.Mutex
 	open, http2 := 0, 0
@@ -200,8 +204,59 @@ func TestCachedClustersCloseConnections(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if http2 != 2 {
-		t.Errorf("%d of 2 requests over HTTP/2, want both: the test would not cover the HTTP/2 connection pool", http2)
+	if http2 != 0 {
+		t.Errorf("%d of 2 requests over HTTP/2, want none", http2)
+	}
+}
+
+// TestDroppedRuntimeClientIsFreed: once the cache drops a runtime's client and closes its idle
+// connection, nothing holds the client's transport, so the garbage collector frees it at once. An
+// HTTP/2 connection's health check timer held a closed connection and its transport for 30
+// seconds: a fleet re-checked faster than that kept a transport per re-check.
+func TestDroppedRuntimeClientIsFreed(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kyma-system"}}`))
+	}))
+	srv.EnableHTTP2 = true
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
+	srv.StartTLS()
+	defer srv.Close()
+
+	transport := func() weak.Pointer[http.Transport] {
+		c, err := KubeconfigClient(t.Context(), []byte(clientCertKubeconfig(t, srv, "a")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Get(t.Context(), client.ObjectKey{Name: "kyma-system"}, &corev1.Namespace{}); err != nil {
+			t.Fatal(err)
+		}
+		closeIdle(c)
+		return weak.Make(innermostTransport(t, c.(kubeconfigClient).http.Transport))
+	}()
+
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		goruntime.GC()
+		return transport.Value() == nil, nil
+	})
+	if err != nil {
+		t.Error("the transport of a dropped client is still held 5 seconds after its connection closed")
+	}
+}
+
+// innermostTransport unwraps client-go's round trippers down to the HTTP transport.
+func innermostTransport(t *testing.T, rt http.RoundTripper) *http.Transport {
+	t.Helper()
+	for {
+		switch v := rt.(type) {
+		case *http.Transport:
+			return v
+		case utilnet.RoundTripperWrapper:
+			rt = v.WrappedRoundTripper()
+		default:
+			t.Fatalf("cannot unwrap the round tripper %T", rt)
+			return nil
+		}
 	}
 }
 

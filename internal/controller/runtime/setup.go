@@ -154,6 +154,10 @@ func newKubeconfigClient(data []byte, wrap func(http.RoundTripper) http.RoundTri
 		cfg.Wrap(wrap)
 	}
 	cfg.Timeout = RuntimeRequestTimeout
+	// HTTP/1.1: a pass makes a few requests one after another, and an HTTP/2 connection costs
+	// more than it gives here. Its health check timer holds a closed connection, and the
+	// client's transport, for 30 seconds: at a fleet's re-check rate that was most of the heap.
+	cfg.NextProtos = []string{"http/1.1"}
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("runtime client: %w", err)
