@@ -122,6 +122,19 @@ verify: generate manifests ## Fail when a generated file is stale or go.mod is u
 .PHONY: test
 test: test-alerting test-go ## Run every test: alert rules and routing, then unit, envtest integration and end to end.
 
+# The unit packages start no kube-apiserver, etcd or Gardener. UNIT_EXCLUDE leaves out the ones
+# that do: the envtest suites (api/v1, cmd/kubectl-runtime, */integration), the control plane and
+# the simulator (internal/controlplane, internal/localenv, pkg/gardensim/...), and test/... (end
+# to end, deploy, bench, chaos). It also leaves out hack/image, which builds the manager's image.
+UNIT_EXCLUDE := /api/v1$$|/cmd/kubectl-runtime$$|/integration$$|/internal/controlplane$$|/internal/localenv$$|/pkg/gardensim(/|$$)|/test/|/hack/image$$
+# Go's test cache answers for packages whose inputs did not change; UNIT_TEST_FLAGS=-count=1 runs
+# every test again.
+UNIT_TEST_FLAGS ?= -timeout 5m
+
+.PHONY: test-unit
+test-unit: ## Run the unit tests only: no API server, no Gardener; unchanged packages come from the test cache.
+	go test $(UNIT_TEST_FLAGS) $$(go list ./... | grep -Ev '$(UNIT_EXCLUDE)')
+
 .PHONY: test-go
 test-go: envtest-binaries gardener-binaries provider-admission monitoring-tools ## Run the Go tests (unit, envtest integration, end to end with Prometheus and Alertmanager).
 	@echo "test: go test with KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) and the monitoring tools of $(MONITORING_BIN)"

@@ -401,7 +401,7 @@ func (e *Engine[T]) idle(obj T, st *pass, now time.Time) (decision, bool) {
 // apply turns a step's outcome into the object's next state.
 func (e *Engine[T]) apply(obj T, st *pass, s Step[T], out Outcome, now time.Time) decision {
 	switch out.kind {
-	case kindNext:
+	case KindNext:
 		if !slices.Contains(s.Next, out.next) {
 			return e.fail(obj, st, s, retry.Terminal("IllegalTransition",
 				fmt.Errorf("step %s may not move to %q", s.Name, out.next)), now)
@@ -409,9 +409,9 @@ func (e *Engine[T]) apply(obj T, st *pass, s Step[T], out Outcome, now time.Time
 		e.succeed(obj, st, s, now)
 		e.enter(st, out.next, now)
 		return decision{after: e.cfg.advance, moved: true}
-	case kindDone:
+	case KindDone:
 		return e.done(obj, st, s, out, now)
-	case kindWait:
+	case KindWait:
 		return e.wait(obj, st, s, out, now)
 	default:
 		err := out.err

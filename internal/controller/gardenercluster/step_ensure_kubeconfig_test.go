@@ -20,6 +20,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -140,6 +141,8 @@ func upstreamSecret(synced time.Time, kubeconfig string) *corev1.Secret {
 func TestEnsureKubeconfig(t *testing.T) {
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// cluster changes the GardenerCluster; secret is in the store when not nil.
 		cluster func(*infrav1.GardenerCluster)
 		secret  *corev1.Secret
@@ -154,99 +157,121 @@ func TestEnsureKubeconfig(t *testing.T) {
 		after time.Duration
 		// gardener fails every request when set.
 		gardener error
-		want     string
-		reason   string
+		want     fsmtest.Result
+		// says is part of the message an operator reads, for the cases about that message.
+		says string
 		// issued is how many kubeconfigs Gardener issued; kubeconfig is what the Secret holds
 		// afterwards ("" when there is no Secret).
 		issued     int
 		kubeconfig string
 	}{
 		{
-			name: "no Secret: fetches one and stores it",
-			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+			name:   "no Secret: fetches one and stores it",
+			reason: "a new GardenerCluster gets its first kubeconfig, and the next check at its rotation point",
+			want:   fsmtest.DoneUntil(12 * time.Hour), issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
 			name:   "a fresh kubeconfig is kept until its rotation point",
+			reason: "Gardener is not asked for kubeconfigs that are not due",
 			secret: storedSecret(t0.Add(-2*time.Hour), "old"),
-			want:   "DoneUntil(10h0m0s)", kubeconfig: "old",
+			want:   fsmtest.DoneUntil(10 * time.Hour), kubeconfig: "old",
 		},
 		{
 			name:   "past the rotation point it is rotated",
+			reason: "a kubeconfig is replaced well before it expires",
 			secret: storedSecret(t0.Add(-2*time.Hour), "old"), after: 11 * time.Hour,
-			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+			want: fsmtest.DoneUntil(12 * time.Hour), issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
-			name: "a forced rotation rotates a fresh kubeconfig",
+			name:   "a forced rotation rotates a fresh kubeconfig",
+			reason: "the rotation annotation is how an operator revokes a leaked kubeconfig",
 			cluster: func(gc *infrav1.GardenerCluster) {
 				gc.Annotations = map[string]string{infrav1.AnnotationForceKubeconfigRotation: "true"}
 			},
 			secret: storedSecret(t0.Add(-time.Minute), "old"),
-			want:   "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+			want:   fsmtest.DoneUntil(12 * time.Hour), issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
-			name: "a kubeconfig of unknown age is rotated",
+			name:   "a kubeconfig of unknown age is rotated",
+			reason: "a kubeconfig that may be expired is replaced",
 			secret: func() *corev1.Secret {
 				s := storedSecret(t0, "old")
 				s.Annotations[AnnotationIssuedAt] = "yesterday"
 				return s
 			}(),
-			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+			want: fsmtest.DoneUntil(12 * time.Hour), issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
 			name:   "a failed rotation keeps the stored kubeconfig",
+			reason: "a working kubeconfig is kept while Gardener is down, and the failure keeps the class Gardener's client gave it",
 			secret: storedSecret(t0.Add(-2*time.Hour), "old"), after: 11 * time.Hour,
 			gardener: retry.Transient("Unavailable", errors.New("gardener is down")),
-			want:     "Fail(Unavailable: gardener is down)", reason: "Unavailable", kubeconfig: "old",
+			want:     fsmtest.Transient("Unavailable"), kubeconfig: "old",
 		},
 		{
 			name:      "a GardenerCluster no Runtime holds waits and gets no kubeconfig",
+			reason:    "credentials are issued only for a Runtime; the message says which Runtime is missing",
 			noRuntime: true,
-			want:      "Wait(5m0s, No Runtime holds this GardenerCluster (no Runtime of runtime id rid-1 names shoot c-1)",
+			want:      fsmtest.Wait(5 * time.Minute),
+			says:      "No Runtime holds this GardenerCluster (no Runtime of runtime id rid-1 names shoot c-1)",
 		},
 		{
 			name:    "a GardenerCluster for a shoot its Runtime does not name waits",
+			reason:  "a Runtime's id alone does not give it another shoot's kubeconfig; the message names the shoot",
 			runtime: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Name = "c-2" },
-			want:    "Wait(5m0s, No Runtime holds this GardenerCluster (no Runtime of runtime id rid-1 names shoot c-1)",
+			want:    fsmtest.Wait(5 * time.Minute),
+			says:    "No Runtime holds this GardenerCluster (no Runtime of runtime id rid-1 names shoot c-1)",
 		},
 		{
 			name:    "a GardenerCluster labelled for a Runtime of another runtime id waits",
+			reason:  "the label alone does not make a Runtime the holder; the message names both ids",
 			cluster: func(gc *infrav1.GardenerCluster) { gc.Labels[infrav1.LabelRuntimeName] = "rt-1" },
 			runtime: func(rt *infrav1.Runtime) { rt.Labels[infrav1.LabelRuntimeID] = "rid-2" },
-			want:    "Wait(5m0s, No Runtime holds this GardenerCluster (Runtime rt-1 has runtime id rid-2, not rid-1)",
+			want:    fsmtest.Wait(5 * time.Minute),
+			says:    "No Runtime holds this GardenerCluster (Runtime rt-1 has runtime id rid-2, not rid-1)",
 		},
 		{
 			name:    "a GardenerCluster whose Secret is not the runtime id's waits",
+			reason:  "a kubeconfig must not be written to a Secret of someone's choosing; the message names both Secrets",
 			cluster: func(gc *infrav1.GardenerCluster) { gc.Spec.Kubeconfig.Secret.Name = "elsewhere" },
-			want:    "Wait(5m0s, No Runtime holds this GardenerCluster (the Secret is elsewhere, not kubeconfig-rid-1)",
+			want:    fsmtest.Wait(5 * time.Minute),
+			says:    "No Runtime holds this GardenerCluster (the Secret is elsewhere, not kubeconfig-rid-1)",
 		},
 		{
-			name: "a shoot that does not exist gets no kubeconfig, and the stored one stays",
-			uids: map[string]types.UID{"c-1": ""}, secret: storedSecret(t0.Add(-2*time.Hour), "old"),
-			want: "Wait(5m0s, Shoot c-1 does not exist", kubeconfig: "old",
+			name:   "a shoot that does not exist gets no kubeconfig, and the stored one stays",
+			reason: "a shoot may be gone for a moment while it is re-created; the message names the shoot",
+			uids:   map[string]types.UID{"c-1": ""}, secret: storedSecret(t0.Add(-2*time.Hour), "old"),
+			want: fsmtest.Wait(5 * time.Minute), kubeconfig: "old",
+			says: "Shoot c-1 does not exist",
 		},
 		{
 			name:   "a shoot created again under its name waits for its API server address, and the stored kubeconfig stays",
+			reason: "a kubeconfig without an address is useless; the message says what is awaited",
 			secret: storedSecret(t0.Add(-2*time.Hour), "earlier shoot's"),
 			uids:   map[string]types.UID{"c-1": "uid-recreated"}, unaddressed: true,
-			want: "Wait(30s, Shoot c-1 advertises no API server address yet", kubeconfig: "earlier shoot's",
+			want: fsmtest.Wait(30 * time.Second), kubeconfig: "earlier shoot's",
+			says: "Shoot c-1 advertises no API server address yet",
 		},
 		{
-			name: "a kubeconfig issued for another shoot is rotated at once",
+			name:   "a kubeconfig issued for another shoot is rotated at once",
+			reason: "a kubeconfig of another shoot reaches the wrong cluster",
 			secret: func() *corev1.Secret {
 				s := storedSecret(t0.Add(-2*time.Hour), "other shoot's")
 				s.Annotations[AnnotationShoot] = "c-0"
 				return s
 			}(),
-			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+			want: fsmtest.DoneUntil(12 * time.Hour), issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
 			name:   "a kubeconfig of an earlier shoot of the same name is rotated at once",
+			reason: "a re-created shoot has a new API server and new credentials",
 			secret: storedSecret(t0.Add(-2*time.Hour), "earlier shoot's"),
 			uids:   map[string]types.UID{"c-1": "uid-recreated"},
-			want:   "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+			want:   fsmtest.DoneUntil(12 * time.Hour), issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
-			name: "upstream's fresh kubeconfig, bound by its shoot-name label, is kept",
+			name:   "upstream's fresh kubeconfig, bound by its shoot-name label, is kept",
+			reason: "an adoption must not rotate every kubeconfig at once",
 			secret: func() *corev1.Secret {
 				s := storedSecret(t0.Add(-2*time.Hour), "upstream's")
 				delete(s.Annotations, AnnotationShoot)
@@ -254,46 +279,52 @@ func TestEnsureKubeconfig(t *testing.T) {
 				s.Labels[infrav1.LabelShootName] = "c-1"
 				return s
 			}(),
-			want: "DoneUntil(10h0m0s)", kubeconfig: "upstream's",
+			want: fsmtest.DoneUntil(10 * time.Hour), kubeconfig: "upstream's",
 		},
 		{
 			name:   "upstream's kubeconfig is kept until upstream would rotate it: 95% of its rotation period after its last sync",
+			reason: "upstream's Secrets have no issue time, only the last sync",
 			secret: upstreamSecret(t0.Add(-2*time.Hour), "upstream's"),
-			want:   "DoneUntil(9h24m0s)", kubeconfig: "upstream's",
+			want:   fsmtest.DoneUntil(9*time.Hour + 24*time.Minute), kubeconfig: "upstream's",
 		},
 		{
 			name:   "upstream's kubeconfig due by its last sync is rotated",
+			reason: "upstream's kubeconfigs are rotated on upstream's schedule",
 			secret: upstreamSecret(t0.Add(-2*time.Hour), "upstream's"), after: 9*time.Hour + 24*time.Minute,
-			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+			want: fsmtest.DoneUntil(12 * time.Hour), issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
-			name: "upstream's kubeconfig without a readable last sync is of unknown age, and rotated",
+			name:   "upstream's kubeconfig without a readable last sync is of unknown age, and rotated",
+			reason: "a kubeconfig that may be expired is replaced",
 			secret: func() *corev1.Secret {
 				s := upstreamSecret(t0, "upstream's")
 				s.Annotations[infrav1.AnnotationLastSync] = "yesterday"
 				return s
 			}(),
-			want: "DoneUntil(12h0m0s)", issued: 1, kubeconfig: "c-1 kubeconfig 1",
+			want: fsmtest.DoneUntil(12 * time.Hour), issued: 1, kubeconfig: "c-1 kubeconfig 1",
 		},
 		{
-			name: "a Secret outside the GardenerCluster's namespace is refused",
+			name:   "a Secret outside the GardenerCluster's namespace is refused",
+			reason: "a GardenerCluster must not make the manager write admin credentials into another namespace",
 			cluster: func(gc *infrav1.GardenerCluster) {
 				gc.Spec.Kubeconfig.Secret.Namespace = "kube-system"
 			},
-			want: "Fail(" + ReasonSecretOutsideNamespace, reason: ReasonSecretOutsideNamespace,
+			want: fsmtest.Terminal(ReasonSecretOutsideNamespace),
 		},
 		{
-			name: "a Secret the manager did not create is refused",
+			name:   "a Secret the manager did not create is refused",
+			reason: "someone else's Secret is neither overwritten nor trusted",
 			secret: func() *corev1.Secret {
 				s := storedSecret(t0, "someone else's")
 				s.Labels = map[string]string{"app": "other"}
 				return s
 			}(),
-			want: "Fail(" + ReasonSecretNotOwned, reason: ReasonSecretNotOwned, kubeconfig: "someone else's",
+			want: fsmtest.Terminal(ReasonSecretNotOwned), kubeconfig: "someone else's",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			gc := testCluster()
 			if tt.cluster != nil {
 				tt.cluster(gc)
@@ -318,11 +349,9 @@ func TestEnsureKubeconfig(t *testing.T) {
 
 			out := b.k.ensure(t.Context(), gc)
 
-			if got := out.String(); !strings.HasPrefix(got, tt.want) {
-				t.Errorf("outcome %s, want %s…", got, tt.want)
-			}
-			if got := retry.Classify(out.Err()).Reason; got != tt.reason {
-				t.Errorf("reason %q, want %q", got, tt.reason)
+			fsmtest.Check(t, out, tt.want)
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("outcome %s does not say %q", out, tt.says)
 			}
 			if b.issuer.issued != tt.issued {
 				t.Errorf("Gardener issued %d kubeconfigs, want %d", b.issuer.issued, tt.issued)

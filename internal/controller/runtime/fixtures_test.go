@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,24 +11,9 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
-	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
-	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // Helpers the step tests share, on top of the world of world_test.go.
-
-// checkOutcome fails the test unless out starts with want and its error is classified as class
-// with reason (both empty for an outcome without error).
-func checkOutcome(t *testing.T, out fsm.Outcome, want string, class retry.Class, reason string) {
-	t.Helper()
-	if got := outcome(out); !strings.HasPrefix(got, want) {
-		t.Errorf("outcome %s, want %s…", got, want)
-	}
-	c := retry.Classify(out.Err())
-	if c.Class != class || c.Reason != reason {
-		t.Errorf("classified %s %q, want %s %q", c.Class, c.Reason, class, reason)
-	}
-}
 
 // checkWrites fails the test unless the writes to store since the last reset are want, in order.
 func checkWrites(t *testing.T, w *world, store string, want ...string) {

@@ -12,6 +12,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 )
 
 // TestProvisioningInfoKeys checks each key of kyma-provisioning-info that upstream writes, with
@@ -91,8 +92,8 @@ func TestProvisioningInfoOfUpstream(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newTestRuntime(t, "rt")
 			w := newWorld(t, reachable(rt))
-			if out := w.steps.configureCluster(t.Context(), rt.DeepCopy()); outcome(out) != "Done" {
-				t.Fatalf("first run: %s", out)
+			if out := w.steps.configureCluster(t.Context(), rt.DeepCopy()); !fsmtest.Check(t, out, fsmtest.Done()) {
+				t.Fatal("first run")
 			}
 			ours := &corev1.ConfigMap{}
 			ours.Name, ours.Namespace = ProvisioningInfoName, KymaNamespace
@@ -106,8 +107,8 @@ func TestProvisioningInfoOfUpstream(t *testing.T) {
 			w.create(w.runtime, upstream)
 			w.resetCalls()
 
-			if out := w.steps.configureCluster(t.Context(), rt); outcome(out) != "Done" {
-				t.Fatalf("takeover: %s", out)
+			if out := w.steps.configureCluster(t.Context(), rt); !fsmtest.Check(t, out, fsmtest.Done()) {
+				t.Fatal("takeover")
 			}
 			checkWrites(t, w, "runtime", tt.writes...)
 		})

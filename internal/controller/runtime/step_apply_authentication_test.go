@@ -9,6 +9,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -50,14 +51,14 @@ func TestApplyAuthentication(t *testing.T) {
 	const runtimeIssuer, landscapeIssuer = "https://my.cool.tokens.com", "https://operators.accounts.example.com"
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// setup makes the world and the Runtime under test (rt) what the case needs.
 		setup func(w *world, rt *infrav1.Runtime)
 		// others are in the stores besides rt, given rt.
 		others func(t *testing.T, rt *infrav1.Runtime) []client.Object
 		faults []fault
-		want   string
-		class  retry.Class
-		reason string
+		want   fsmtest.Result
 		// writes are the garden writes the step makes.
 		writes []string
 		// exists says the ConfigMap is in the garden afterwards; then it has the rendered data
@@ -73,85 +74,98 @@ func TestApplyAuthentication(t *testing.T) {
 		data string
 	}{
 		{
-			name:  "without an OIDC provider or a landscape default, moves on without a ConfigMap",
-			setup: noOIDC,
-			want:  "Next(ApplyShoot)",
+			name:   "without an OIDC provider or a landscape default, moves on without a ConfigMap",
+			reason: "a shoot without OIDC needs no authentication configuration",
+			setup:  noOIDC,
+			want:   fsmtest.Next(StepApplyShoot),
 		},
 		{
-			name: "the Runtime's OIDC provider gets a ConfigMap labelled with the Runtime",
-			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+			name:   "the Runtime's OIDC provider gets a ConfigMap labelled with the Runtime",
+			reason: "the labels let the deletion tell the Runtime's ConfigMap from another's",
+			want:   fsmtest.Next(StepApplyShoot), writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
-			name: "the landscape's default stands in for a Runtime without OIDC provider",
+			name:   "the landscape's default stands in for a Runtime without OIDC provider",
+			reason: "every shoot gets the landscape's operators' issuer unless its Runtime names one",
 			setup: func(_ *world, rt *infrav1.Runtime) {
 				rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig = infrav1.OIDCConfig{}
 			},
-			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: landscapeIssuer,
+			want: fsmtest.Next(StepApplyShoot), writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: landscapeIssuer,
 		},
 		{
 			name: "a Runtime being created applies its ConfigMap without reading it first", creating: true,
-			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+			reason: "a creation has nothing to compare with, so a read would be wasted",
+			want:   fsmtest.Next(StepApplyShoot), writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
 			name: "a Runtime being created writes over a ConfigMap a lost reply left", creating: true,
+			reason: "a retried creation must not fail on its own earlier write",
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
 				return []client.Object{authConfig(t, rt, rendered(t, rt), true)}
 			},
-			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+			want: fsmtest.Next(StepApplyShoot), writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
 			name: "a re-check with the same data writes nothing", reads: 1,
+			reason: "periodic re-checks must not load the garden with writes that change nothing",
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
 				return []client.Object{authConfig(t, rt, rendered(t, rt), true)}
 			},
-			want: "Next(ApplyShoot)", exists: true, labelled: true, issuer: runtimeIssuer,
+			want: fsmtest.Next(StepApplyShoot), exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
 			// Once, so that a later change of the Runtime's OIDC settings can be told apart.
 			name: "an unmarked ConfigMap in this manager's words (an older manager's) is marked once with the OIDC settings it is taken over for", reads: 1,
+			reason: "without the mark a later change of the OIDC settings could not be told from the takeover",
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
 				return []client.Object{authConfig(t, rt, rendered(t, rt), false)}
 			},
-			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+			want: fsmtest.Next(StepApplyShoot), writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
 			// Written by upstream's structuredauth package for the AWS example's provider: its own
 			// structs, keys sorted, no username prefix given, the groups prefix defaulted to "".
 			name: "upstream's ConfigMap for the Runtime's current OIDC settings is taken over without a write", reads: 1,
+			reason: "an adoption must not rewrite what upstream wrote for the same settings",
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
 				return []client.Object{authConfig(t, rt, upstreamAWSAuth, false)}
 			},
-			want: "Next(ApplyShoot)", exists: true, issuer: runtimeIssuer, data: upstreamAWSAuth,
+			want: fsmtest.Next(StepApplyShoot), exists: true, issuer: runtimeIssuer, data: upstreamAWSAuth,
 		},
 		{
-			name:  "a forced patch writes the same data again",
-			setup: func(_ *world, rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationForcePatch: "true"} },
+			name:   "a forced patch writes the same data again",
+			reason: "the force-patch annotation is the operator's way to write past the skip",
+			setup:  func(_ *world, rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationForcePatch: "true"} },
 			others: func(t *testing.T, rt *infrav1.Runtime) []client.Object {
 				return []client.Object{authConfig(t, rt, rendered(t, rt), false)}
 			},
-			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+			want: fsmtest.Next(StepApplyShoot), writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
-			name: "other data is replaced",
+			name:   "other data is replaced",
+			reason: "drift from the Runtime's OIDC settings is corrected",
 			others: func(_ *testing.T, rt *infrav1.Runtime) []client.Object {
 				return []client.Object{authConfig(t, rt, "an older configuration", true)}
 			},
-			want: "Next(ApplyShoot)", writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
+			want: fsmtest.Next(StepApplyShoot), writes: []string{"apply ConfigMap"}, exists: true, labelled: true, issuer: runtimeIssuer,
 		},
 		{
 			name:   "a garden that cannot be read fails with a transient error and writes nothing",
+			reason: "a step that cannot see the ConfigMap must not overwrite it blind",
 			faults: []fault{{store: "garden", verb: "get", kind: "ConfigMap", err: unavailable(), times: 1}},
-			want:   "Fail(get authentication configuration structured-auth-config-rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 		},
 		{
 			name:   "a failed apply fails",
+			reason: "a failed write is retried, not taken for done",
 			faults: []fault{{store: "garden", verb: "apply", kind: "ConfigMap", err: unavailable(), times: 1}},
-			want:   "Fail(apply authentication configuration structured-auth-config-rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 			writes: []string{"apply ConfigMap"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			var others []client.Object
 			if tt.others != nil {
@@ -168,7 +182,7 @@ func TestApplyAuthentication(t *testing.T) {
 
 			out := w.steps.applyAuthentication(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
 			checkWrites(t, w, "garden", tt.writes...)
 			if tt.reads > 0 || tt.creating {
 				if got := w.reads("garden", "ConfigMap"); got != tt.reads {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -13,6 +14,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -21,6 +23,8 @@ func TestApplyShoot(t *testing.T) {
 	shootsGR := schema.GroupResource{Group: gardencorev1beta1.GroupName, Resource: "shoots"}
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// existing applies the Runtime's shoot once before the step under test, then changes it
 		// with change (as another field manager, or Gardener, would).
 		existing bool
@@ -30,130 +34,151 @@ func TestApplyShoot(t *testing.T) {
 		runtime   func(*infrav1.Runtime)
 		landscape func(*gardener.ConvertOptions)
 		faults    []fault
-		want      string
-		// reason and class are the classification of a failure.
-		reason string
-		class  retry.Class
+		want      fsmtest.Result
+		// says is part of the message an operator reads, for the cases about that message.
+		says string
 		// writes are the garden writes of the step under test.
 		writes []string
 		// after checks the Runtime after the step, when set.
 		after func(*testing.T, *infrav1.Runtime)
 	}{
 		{
-			name: "creates a new shoot",
-			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+			name:   "creates a new shoot",
+			reason: "a Runtime without a shoot gets one, in one apply",
+			want:   fsmtest.Next(StepWaitForShoot), writes: []string{"apply Shoot"},
 		},
 		{
 			name:     "a re-check of a shoot as the Runtime asks writes nothing",
+			reason:   "periodic re-checks must not load Gardener with writes that change nothing",
 			existing: true,
-			want:     "Next(WaitForShoot)",
+			want:     fsmtest.Next(StepWaitForShoot),
 		},
 		{
 			name:      "a re-check of a shoot whose domain Gardener assigned writes nothing",
+			reason:    "a value Gardener defaults is not drift",
 			existing:  true,
 			landscape: func(o *gardener.ConvertOptions) { o.DNS = nil },
 			change: func(s *gardencorev1beta1.Shoot) {
 				s.Spec.DNS = &gardencorev1beta1.DNS{Domain: ptr.To("rt.kyma.garden.example.com")}
 			},
-			want: "Next(WaitForShoot)",
+			want: fsmtest.Next(StepWaitForShoot),
 		},
 		{
 			name:     "a re-check of a shoot Gardener moved to a newer patch version writes nothing",
+			reason:   "Gardener's patch updates must not be rolled back",
 			existing: true,
 			change:   func(s *gardencorev1beta1.Shoot) { s.Spec.Kubernetes.Version = "1.28.9" },
-			want:     "Next(WaitForShoot)",
+			want:     fsmtest.Next(StepWaitForShoot),
 		},
 		{
 			// The landscape's runtime config names APIs from 1.33 on (clustertrustbundles).
 			name:     "a shoot moved to a minor version that serves more of the landscape's APIs gets their runtime config",
+			reason:   "the rendered runtime config depends on the shoot's version, not only on the Runtime",
 			existing: true,
 			change:   func(s *gardencorev1beta1.Shoot) { s.Spec.Kubernetes.Version = "1.33.9" },
-			want:     "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+			want:     fsmtest.Next(StepWaitForShoot), writes: []string{"apply Shoot"},
 		},
 		{
 			name:     "a value someone changed is applied again",
+			reason:   "drift from the Runtime is corrected on the next pass",
 			existing: true, change: func(s *gardencorev1beta1.Shoot) { s.Spec.Purpose = ptr.To(gardencorev1beta1.ShootPurposeTesting) },
-			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+			want: fsmtest.Next(StepWaitForShoot), writes: []string{"apply Shoot"},
 		},
 		{
 			name:     "a Runtime that forces the patch writes an unchanged shoot",
+			reason:   "the force-patch annotation is the operator's way to write past the skip",
 			existing: true, runtime: func(rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationForcePatch: "true"} },
-			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+			want: fsmtest.Next(StepWaitForShoot), writes: []string{"apply Shoot"},
 		},
 		{
 			name:     "a Runtime that suspends the patch leaves a drifted shoot alone",
+			reason:   "the suspend-patch annotation lets an operator change a shoot by hand",
 			existing: true, change: func(s *gardencorev1beta1.Shoot) { s.Spec.Purpose = ptr.To(gardencorev1beta1.ShootPurposeTesting) },
 			runtime: func(rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationSuspendPatch: "true"} },
-			want:    "Next(WaitForShoot)",
+			want:    fsmtest.Next(StepWaitForShoot),
 		},
 		{
 			name:    "a Runtime that suspends the patch still gets its first shoot",
+			reason:  "suspending updates must not block provisioning",
 			runtime: func(rt *infrav1.Runtime) { rt.Annotations = map[string]string{AnnotationSuspendPatch: "true"} },
-			want:    "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+			want:    fsmtest.Next(StepWaitForShoot), writes: []string{"apply Shoot"},
 		},
 		{
 			name:     "a worker pool the Runtime dropped goes in an update before the apply",
+			reason:   "an apply alone cannot remove a list item another manager added",
 			existing: true,
 			change: func(s *gardencorev1beta1.Shoot) {
 				extra := s.Spec.Provider.Workers[0]
 				extra.Name = "dropped"
 				s.Spec.Provider.Workers = append(s.Spec.Provider.Workers, extra)
 			},
-			want: "Next(WaitForShoot)", writes: []string{"update Shoot", "apply Shoot"},
+			want: fsmtest.Next(StepWaitForShoot), writes: []string{"update Shoot", "apply Shoot"},
 		},
 		{
 			name:   "Gardener's admission refusing the shoot is the user's to fix",
+			reason: "a retry cannot change admission's answer; the message passes on what admission refused",
 			faults: []fault{{store: "garden", verb: "apply", kind: "Shoot", err: apierrors.NewForbidden(shootsGR, "rt", errors.New("machine type m5.huge is not offered"))}},
-			want:   "Fail(ShootRefused: apply shoot rt:", reason: ReasonShootRefused, class: retry.ClassTerminal, writes: []string{"apply Shoot"},
+			want:   fsmtest.Terminal(ReasonShootRefused), writes: []string{"apply Shoot"},
+			says: "machine type m5.huge is not offered",
 		},
 		{
 			name:   "Gardener unavailable is retried",
+			reason: "only admission's refusal is terminal; an unavailable Gardener keeps its transient class",
 			faults: []fault{{store: "garden", verb: "apply", kind: "Shoot", err: apierrors.NewServiceUnavailable("try later")}},
-			want:   "Fail(apply shoot rt:", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable, writes: []string{"apply Shoot"},
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable), writes: []string{"apply Shoot"},
 		},
 		{
 			name:   "a failed read of the shoot writes nothing",
+			reason: "a step that cannot see the shoot must not overwrite it blind",
 			faults: []fault{{store: "garden", verb: "get", kind: "Shoot", err: apierrors.NewTooManyRequests("slow down", 3)}},
-			want:   "Fail(get shoot rt:", class: retry.ClassThrottled, reason: retry.ReasonTooManyRequests,
+			want:   fsmtest.Plain(retry.ClassThrottled, retry.ReasonTooManyRequests),
 		},
 		{
-			name: "no ready seed in the enforced region fails before the shoot is created",
+			name:   "no ready seed in the enforced region fails before the shoot is created",
+			reason: "a shoot that must stay in its region is not created where no seed can host it",
 			runtime: func(rt *infrav1.Runtime) {
 				rt.Spec.Shoot.EnforceSeedLocation = ptr.To(true)
 				rt.Spec.Shoot.Region = "eu-west-1"
 			},
-			want: "Fail(SeedNotFound:", reason: ReasonSeedNotFound, class: retry.ClassTerminal,
+			want: fsmtest.Terminal(ReasonSeedNotFound),
 		},
 		{
 			name:     "a shoot labelled for another Runtime is not written",
+			reason:   "a Runtime must never change another Runtime's cluster; the message names that Runtime",
 			existing: true,
 			change:   func(s *gardencorev1beta1.Shoot) { s.Labels[LabelRuntimeName] = "first" },
-			want:     "Fail(ShootNameTaken: shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/first", reason: ReasonShootNameTaken, class: retry.ClassTerminal,
+			want:     fsmtest.Terminal(ReasonShootNameTaken),
+			says:     "shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/first",
 		},
 		{
 			name:     "a shoot with another runtime id and no owner labels, as upstream leaves one, is not written",
+			reason:   "upstream's shoots name their owner by runtime id alone; the message names that id",
 			existing: true,
 			change: func(s *gardencorev1beta1.Shoot) {
 				delete(s.Labels, LabelRuntimeName)
 				s.Annotations[gardener.AnnotationRuntimeID] = "rid-first"
 			},
-			want: "Fail(ShootNameTaken: shoot rt (spec.shoot.name) belongs to runtime id rid-first", reason: ReasonShootNameTaken, class: retry.ClassTerminal,
+			want: fsmtest.Terminal(ReasonShootNameTaken),
+			says: "shoot rt (spec.shoot.name) belongs to runtime id rid-first",
 		},
 		{
 			name:     "an upstream shoot of the same runtime id is written",
+			reason:   "adoption takes over upstream's shoot of the same runtime id",
 			existing: true,
 			change: func(s *gardencorev1beta1.Shoot) {
 				delete(s.Labels, LabelRuntimeName)
 				s.Spec.Purpose = ptr.To(gardencorev1beta1.ShootPurposeTesting)
 			},
-			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+			want: fsmtest.Next(StepWaitForShoot), writes: []string{"apply Shoot"},
 		},
 		{
-			name: "the shoot of a provisioned runtime that went missing is not created again",
+			name:   "the shoot of a provisioned runtime that went missing is not created again",
+			reason: "a silently recreated cluster would lose its workloads; the message tells the operator the shoot is gone",
 			runtime: func(rt *infrav1.Runtime) {
 				rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-01T10:00:00Z"
 			},
-			want: "Fail(ShootMissing: shoot rt of this provisioned runtime is gone", reason: ReasonShootMissing, class: retry.ClassTerminal,
+			want: fsmtest.Terminal(ReasonShootMissing),
+			says: "shoot rt of this provisioned runtime is gone",
 			after: func(t *testing.T, rt *infrav1.Runtime) {
 				if m := rt.Status.ShootMissing; m == nil || m.RetryRequestedAt != "2026-12-01T10:00:00Z" {
 					t.Errorf("status.shootMissing %+v, want the retry pending when the shoot went missing", m)
@@ -161,27 +186,30 @@ func TestApplyShoot(t *testing.T) {
 			},
 		},
 		{
-			name: "a shoot upstream reported provisioned that went missing is not created again",
+			name:   "a shoot upstream reported provisioned that went missing is not created again",
+			reason: "upstream's Provisioned condition counts as provisioned for an adopted Runtime",
 			runtime: func(rt *infrav1.Runtime) {
 				setCondition(rt, infrav1.ConditionProvisioned, true, "Provisioned", "Runtime provisioned")
 			},
-			want: "Fail(ShootMissing:", reason: ReasonShootMissing, class: retry.ClassTerminal,
+			want: fsmtest.Terminal(ReasonShootMissing),
 		},
 		{
-			name: "a probe of a runtime whose shoot went missing creates nothing",
+			name:   "a probe of a runtime whose shoot went missing creates nothing",
+			reason: "once reported missing, only a new manual retry creates the shoot",
 			runtime: func(rt *infrav1.Runtime) {
 				rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-01T10:00:00Z"
 				rt.Status.ShootMissing = &infrav1.ShootMissingStatus{RetryRequestedAt: "2026-12-01T10:00:00Z"}
 			},
-			want: "Fail(ShootMissing:", reason: ReasonShootMissing, class: retry.ClassTerminal,
+			want: fsmtest.Terminal(ReasonShootMissing),
 		},
 		{
-			name: "a manual retry after the shoot went missing creates it again",
+			name:   "a manual retry after the shoot went missing creates it again",
+			reason: "a manual retry is the operator's consent to a new cluster",
 			runtime: func(rt *infrav1.Runtime) {
 				rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-02T10:00:00Z"
 				rt.Status.ShootMissing = &infrav1.ShootMissingStatus{RetryRequestedAt: "2026-12-01T10:00:00Z"}
 			},
-			want: "Next(WaitForShoot)", writes: []string{"apply Shoot"},
+			want: fsmtest.Next(StepWaitForShoot), writes: []string{"apply Shoot"},
 			after: func(t *testing.T, rt *infrav1.Runtime) {
 				// Kept until the shoot is seen: a pass whose cache does not hold the new shoot yet
 				// applies it again instead of failing.
@@ -192,12 +220,13 @@ func TestApplyShoot(t *testing.T) {
 		},
 		{
 			name:     "a shoot seen again after it went missing is forgotten as missing",
+			reason:   "a stale missing mark would block a later re-creation",
 			existing: true,
 			runtime: func(rt *infrav1.Runtime) {
 				rt.Status.ProvisioningCompleted, rt.Status.RetryRequestedAt = true, "2026-12-02T10:00:00Z"
 				rt.Status.ShootMissing = &infrav1.ShootMissingStatus{RetryRequestedAt: "2026-12-01T10:00:00Z"}
 			},
-			want: "Next(WaitForShoot)",
+			want: fsmtest.Next(StepWaitForShoot),
 			after: func(t *testing.T, rt *infrav1.Runtime) {
 				if rt.Status.ShootMissing != nil {
 					t.Errorf("status.shootMissing %+v with the shoot there again, want none", rt.Status.ShootMissing)
@@ -207,14 +236,15 @@ func TestApplyShoot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			w := newWorld(t, rt)
 			if tt.landscape != nil {
 				tt.landscape(&w.steps.Convert)
 			}
 			if tt.existing {
-				if out := w.steps.applyShoot(t.Context(), rt.DeepCopy()); outcome(out) != "Next(WaitForShoot)" {
-					t.Fatalf("first apply: %s", out)
+				if out := w.steps.applyShoot(t.Context(), rt.DeepCopy()); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
+					t.Fatal("first apply")
 				}
 			}
 			if tt.change != nil {
@@ -233,7 +263,10 @@ func TestApplyShoot(t *testing.T) {
 
 			out := w.steps.applyShoot(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("outcome %s does not say %q", out, tt.says)
+			}
 			checkWrites(t, w, "garden", tt.writes...)
 			if tt.after != nil {
 				tt.after(t, rt)
@@ -249,8 +282,8 @@ func TestApplyShootWritesWhatRenderRenders(t *testing.T) {
 	rt := newTestRuntime(t, "rt")
 	rt.Generation = 7
 	w := newWorld(t, rt)
-	if out := w.steps.applyShoot(t.Context(), rt); outcome(out) != "Next(WaitForShoot)" {
-		t.Fatalf("apply: %s", out)
+	if out := w.steps.applyShoot(t.Context(), rt); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
+		t.Fatal("apply")
 	}
 	shoot := testShoot(rt)
 	w.get(w.garden, shoot)
@@ -283,8 +316,8 @@ func TestApplyShootWritesWhatRenderRenders(t *testing.T) {
 	if err := w.garden.Update(t.Context(), shoot); err != nil {
 		t.Fatal(err)
 	}
-	if out := w.steps.applyShoot(t.Context(), rt); outcome(out) != "Next(WaitForShoot)" {
-		t.Fatalf("apply after the change: %s", out)
+	if out := w.steps.applyShoot(t.Context(), rt); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
+		t.Fatal("apply after the change")
 	}
 	w.get(w.garden, shoot)
 	var names []string
@@ -301,18 +334,24 @@ func TestApplyShootWritesWhatRenderRenders(t *testing.T) {
 // its spec's bytes alone, and the next pass writes nothing. One whose spec differs is applied.
 func TestApplyShootTakesOverWithoutChangingTheSpec(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		change func(*gardencorev1beta1.Shoot)
-		writes []string
+		name, reason string
+		change       func(*gardencorev1beta1.Shoot)
+		writes       []string
 	}{
-		{name: "spec as the Runtime asks", writes: []string{"patch Shoot"}},
+		{
+			name:   "spec as the Runtime asks",
+			reason: "rewriting an equal spec could still make Gardener reconcile the cluster",
+			writes: []string{"patch Shoot"},
+		},
 		{
 			name:   "spec differs",
+			reason: "a takeover must not leave a spec the Runtime does not ask for",
 			change: func(s *gardencorev1beta1.Shoot) { s.Spec.Purpose = ptr.To(gardencorev1beta1.ShootPurposeTesting) },
 			writes: []string{"apply Shoot"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			fsmtest.Because(t, tc.reason)
 			rt := newTestRuntime(t, "rt")
 			w := newWorld(t, rt)
 			r, err := Render(rt, nil, w.steps.Convert)
@@ -329,8 +368,8 @@ func TestApplyShootTakesOverWithoutChangingTheSpec(t *testing.T) {
 			w.create(w.garden, theirs)
 			w.resetCalls()
 
-			if out := w.steps.applyShoot(t.Context(), rt); outcome(out) != "Next(WaitForShoot)" {
-				t.Fatalf("take over: %s", out)
+			if out := w.steps.applyShoot(t.Context(), rt); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
+				t.Fatal("take over")
 			}
 			checkWrites(t, w, "garden", tc.writes...)
 			shoot := testShoot(rt)
@@ -343,8 +382,8 @@ func TestApplyShootTakesOverWithoutChangingTheSpec(t *testing.T) {
 			}
 
 			w.resetCalls()
-			if out := w.steps.applyShoot(t.Context(), rt); outcome(out) != "Next(WaitForShoot)" {
-				t.Fatalf("re-check: %s", out)
+			if out := w.steps.applyShoot(t.Context(), rt); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
+				t.Fatal("re-check")
 			}
 			checkWrites(t, w, "garden")
 		})
@@ -365,8 +404,8 @@ func TestApplyShootRemembersAVerdict(t *testing.T) {
 		return got
 	}
 	for pass := range 2 {
-		if out := w.steps.applyShoot(t.Context(), stored()); outcome(out) != "Next(WaitForShoot)" {
-			t.Fatalf("pass %d: %s", pass, out)
+		if out := w.steps.applyShoot(t.Context(), stored()); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
+			t.Fatalf("pass %d", pass)
 		}
 	}
 	shoot := testShoot(rt)
@@ -396,8 +435,8 @@ func TestApplyShootRemembersAVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.resetCalls()
-	if out := w.steps.applyShoot(t.Context(), stored()); outcome(out) != "Next(WaitForShoot)" {
-		t.Fatalf("apply after the drift: %s", out)
+	if out := w.steps.applyShoot(t.Context(), stored()); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
+		t.Fatal("apply after the drift")
 	}
 	w.get(w.garden, shoot)
 	if got := shoot.Spec.Provider.Workers[0].Maximum; got != want {

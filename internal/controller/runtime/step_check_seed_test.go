@@ -11,10 +11,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
-// testSeed returns a visible seed of provider aws in eu-central-1, labelled with its region,
+// seedWith returns a visible seed of provider aws in eu-central-1, labelled with its region,
 // whose gardenlet reports ready, changed by change.
 func seedWith(name string, change func(*gardencorev1beta1.Seed)) *gardencorev1beta1.Seed {
 	seed := &gardencorev1beta1.Seed{}
@@ -74,26 +76,33 @@ func TestSeedServes(t *testing.T) {
 func TestCheckSeed(t *testing.T) {
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// enforce is the Runtime's spec.shoot.enforceSeedLocation.
 		enforce *bool
 		seeds   []client.Object
 		faults  []fault
-		// wantErr is the error's beginning, "" for none.
-		wantErr string
-		class   retry.Class
-		reason  string
+		// want is checkSeed's error read as the outcome of a step that fails with it, Done for none.
+		want fsmtest.Result
+		// says is part of the message an operator reads, for the cases about that message.
+		says string
 		// lists says the step listed the seeds.
 		lists bool
 	}{
 		{
 			name:    "a Runtime that does not enforce the seed location needs no seed",
+			reason:  "Gardener picks a seed elsewhere, so no list is needed",
 			enforce: ptr.To(false),
+			want:    fsmtest.Done(),
 		},
 		{
-			name: "a Runtime that leaves it unset needs none either",
+			name:   "a Runtime that leaves it unset needs none either",
+			reason: "unset means not enforced, as upstream reads it",
+			want:   fsmtest.Done(),
 		},
 		{
 			name:    "enforced without a ready seed in the region is the user's to fix",
+			reason:  "only seeds of the provider and region whose gardenlet is ready count; the message names provider and region",
 			enforce: ptr.To(true),
 			seeds: []client.Object{
 				seedWith("not-ready", gardenletReady(gardencorev1beta1.ConditionFalse)),
@@ -102,26 +111,31 @@ func TestCheckSeed(t *testing.T) {
 					s.Labels[gardener.LabelSeedRegion], s.Spec.Provider.Region = "eu-west-1", "eu-west-1"
 				}),
 			},
-			wantErr: ReasonSeedNotFound + ": no ready seed of provider aws in region eu-central-1", class: retry.ClassTerminal, reason: ReasonSeedNotFound,
+			want:  fsmtest.Terminal(ReasonSeedNotFound),
+			says:  "no ready seed of provider aws in region eu-central-1",
 			lists: true,
 		},
 		{
 			name:    "enforced with a ready seed in the region passes",
+			reason:  "one serving seed is enough, whatever the others are",
 			enforce: ptr.To(true),
 			seeds:   []client.Object{seedWith("not-ready", gardenletReady(gardencorev1beta1.ConditionFalse)), seedWith("ready", nil)},
+			want:    fsmtest.Done(),
 			lists:   true,
 		},
 		{
 			name:    "seeds that cannot be listed are a transient error",
+			reason:  "a garden that does not answer is no proof that the region has no seed",
 			enforce: ptr.To(true),
 			seeds:   []client.Object{seedWith("ready", nil)},
 			faults:  []fault{{store: "garden", verb: "list", kind: "Seed", err: unavailable()}},
-			wantErr: "list seeds in region eu-central-1: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
-			lists: true,
+			want:    fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
+			lists:   true,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			rt.Spec.Shoot.EnforceSeedLocation = tt.enforce
 			w := newWorld(t, tt.seeds...)
@@ -132,17 +146,14 @@ func TestCheckSeed(t *testing.T) {
 			w.resetCalls()
 			w.fail(tt.faults...)
 
-			err := w.steps.checkSeed(t.Context(), rt)
+			out := fsm.Done()
+			if err := w.steps.checkSeed(t.Context(), rt); err != nil {
+				out = fsm.Fail(err)
+			}
 
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if (tt.wantErr == "") != (err == nil) || !strings.HasPrefix(got, tt.wantErr) {
-				t.Errorf("error %q, want %q…", got, tt.wantErr)
-			}
-			if c := retry.Classify(err); c.Class != tt.class || c.Reason != tt.reason {
-				t.Errorf("classified %s %q, want %s %q", c.Class, c.Reason, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("outcome %s does not say %q", out, tt.says)
 			}
 			if listed := w.called("garden", "list", "Seed"); listed != tt.lists {
 				t.Errorf("listed seeds %t, want %t", listed, tt.lists)

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -51,6 +52,8 @@ func TestConfigureCluster(t *testing.T) {
 	provisioner := map[string]string{LabelUpstreamReconcilerManagedBy: "reconciler"}
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// admins replace the Runtime's administrators when set.
 		admins []string
 		// existing are the bindings in the runtime cluster before the step.
@@ -59,66 +62,72 @@ func TestConfigureCluster(t *testing.T) {
 		again    bool
 		noSecret bool
 		faults   []fault
-		want     string
-		class    retry.Class
-		reason   string
+		want     fsmtest.Result
 		// bindings are the runtime cluster's bindings afterwards: name to the user it makes
 		// cluster-admin.
 		bindings map[string]string
 	}{
 		{
 			name:     "prepares the cluster with one binding per administrator and completes provisioning",
+			reason:   "each administrator gets cluster-admin, and the Runtime is provisioned only then",
 			admins:   []string{admin, second},
-			want:     "Done",
+			want:     fsmtest.Done(),
 			bindings: map[string]string{adminBindingName(admin): admin, adminBindingName(second): second},
 		},
 		{
 			name:     "a second run finds everything in place and writes nothing",
+			reason:   "periodic re-checks must not write to the runtime cluster",
 			again:    true,
-			want:     "Done",
+			want:     fsmtest.Done(),
 			bindings: map[string]string{adminBindingName(admin): admin},
 		},
 		{
-			name: "a managed binding of an administrator no longer listed goes, one without the label stays",
+			name:   "a managed binding of an administrator no longer listed goes, one without the label stays",
+			reason: "a removed administrator loses access, and bindings made by others are not ours to delete",
 			existing: []client.Object{
 				adminBinding(adminBindingName(second), second, managedBy),
 				adminBinding("made-by-someone-else", "someone@myorg.com", nil),
 			},
-			want:     "Done",
+			want:     fsmtest.Done(),
 			bindings: map[string]string{adminBindingName(admin): admin, "made-by-someone-else": "someone@myorg.com"},
 		},
 		{
 			name:     "upstream's binding of a listed administrator stands for it",
+			reason:   "an adoption must not add a second binding for the same administrator",
 			existing: []client.Object{adminBinding("upstream-admin", admin, upstream)},
-			want:     "Done",
+			want:     fsmtest.Done(),
 			bindings: map[string]string{"upstream-admin": admin},
 		},
 		{
 			name:     "upstream's binding of an administrator no longer listed goes",
+			reason:   "upstream's bindings are managed like our own once adopted",
 			existing: []client.Object{adminBinding("upstream-admin", second, upstream)},
-			want:     "Done",
+			want:     fsmtest.Done(),
 			bindings: map[string]string{adminBindingName(admin): admin},
 		},
 		{
-			name: "upstream's bindings as upstream labels them: the listed administrator keeps one, the removed one loses it",
+			name:   "upstream's bindings as upstream labels them: the listed administrator keeps one, the removed one loses it",
+			reason: "upstream names its bindings at random, so only label and subject tell whose they are",
 			existing: []client.Object{
 				adminBinding("admin-x7k2p", admin, upstream),
 				adminBinding("admin-q9w4z", second, upstream),
 			},
-			want:     "Done",
+			want:     fsmtest.Done(),
 			bindings: map[string]string{"admin-x7k2p": admin},
 		},
 		{
-			name: "the provisioner's bindings are upstream's too",
+			name:   "the provisioner's bindings are upstream's too",
+			reason: "clusters from before upstream carry the provisioner's label value",
 			existing: []client.Object{
 				adminBinding("admin-old1", admin, provisioner),
 				adminBinding("admin-old2", second, provisioner),
 			},
-			want:     "Done",
+			want:     fsmtest.Done(),
 			bindings: map[string]string{"admin-old1": admin},
 		},
 		{
-			name: "an upstream binding of another role, or of a ServiceAccount, stays",
+			name:   "an upstream binding of another role, or of a ServiceAccount, stays",
+			reason: "only cluster-admin bindings of users are administrator bindings",
 			existing: []client.Object{
 				func() client.Object {
 					b := adminBinding("admin-view", second, upstream)
@@ -131,30 +140,34 @@ func TestConfigureCluster(t *testing.T) {
 					return b
 				}(),
 			},
-			want:     "Done",
+			want:     fsmtest.Done(),
 			bindings: map[string]string{adminBindingName(admin): admin, "admin-view": "", "admin-sa": ""},
 		},
 		{
-			name:   "a failed create fails",
-			faults: []fault{{store: "runtime", verb: "create", kind: "ClusterRoleBinding", err: unavailable()}},
-			want:   "Fail(create administrator binding for " + admin + ": ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			name:     "a failed create fails",
+			reason:   "a missing binding leaves an administrator locked out, so the step must not complete",
+			faults:   []fault{{store: "runtime", verb: "create", kind: "ClusterRoleBinding", err: unavailable()}},
+			want:     fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 			bindings: map[string]string{},
 		},
 		{
-			name:   "a namespace that cannot be created fails",
-			faults: []fault{{store: "runtime", verb: "create", kind: "Namespace", err: unavailable()}},
-			want:   "Fail(create namespace " + KymaNamespace + ": ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			name:     "a namespace that cannot be created fails",
+			reason:   "the namespace comes first; without it nothing else is written",
+			faults:   []fault{{store: "runtime", verb: "create", kind: "Namespace", err: unavailable()}},
+			want:     fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 			bindings: map[string]string{},
 		},
 		{
 			name:     "a runtime without kubeconfig Secret fails",
+			reason:   "a missing Secret may still be on its way, so the failure is retried",
 			noSecret: true,
-			want:     "Fail(get kubeconfig secret: ", class: retry.ClassTransient, reason: retry.ReasonNotFound,
+			want:     fsmtest.Plain(retry.ClassTransient, retry.ReasonNotFound),
 			bindings: map[string]string{},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			if tt.admins != nil {
 				rt.Spec.Security.Administrators = tt.admins
@@ -168,8 +181,8 @@ func TestConfigureCluster(t *testing.T) {
 				w.create(w.runtime, o)
 			}
 			if tt.again {
-				if out := w.steps.configureCluster(t.Context(), rt.DeepCopy()); outcome(out) != "Done" {
-					t.Fatalf("first run: %s", out)
+				if out := w.steps.configureCluster(t.Context(), rt.DeepCopy()); !fsmtest.Check(t, out, fsmtest.Done()) {
+					t.Fatal("first run")
 				}
 				w.resetCalls()
 			}
@@ -177,7 +190,7 @@ func TestConfigureCluster(t *testing.T) {
 
 			out := w.steps.configureCluster(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
 			if tt.again {
 				checkWrites(t, w, "runtime")
 			}
@@ -239,8 +252,8 @@ func TestUpstreamBindingsAreReadUntilGone(t *testing.T) {
 	lists := func(s steps) int {
 		t.Helper()
 		w.resetCalls()
-		if out := s.configureCluster(t.Context(), rt.DeepCopy()); outcome(out) != "Done" {
-			t.Fatalf("configure cluster: %s", out)
+		if out := s.configureCluster(t.Context(), rt.DeepCopy()); !fsmtest.Check(t, out, fsmtest.Done()) {
+			t.Fatal("configure cluster")
 		}
 		return w.reads("runtime", "ClusterRoleBinding")
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -64,6 +66,8 @@ func TestConfigureOIDC(t *testing.T) {
 		err: apierrors.NewNotFound(schema.GroupResource{Group: gardener.OpenIDConnectGVK.Group, Resource: "openidconnects"}, "")}}
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// setup makes the world and the Runtime under test (rt) what the case needs.
 		setup func(w *world, rt *infrav1.Runtime)
 		// existing are the OpenIDConnects in the runtime cluster before the step.
@@ -73,9 +77,9 @@ func TestConfigureOIDC(t *testing.T) {
 		// noSecret leaves rt's kubeconfig Secret out.
 		noSecret bool
 		faults   []fault
-		want     string
-		class    retry.Class
-		reason   string
+		want     fsmtest.Result
+		// says is part of the message an operator reads, for the cases about that message.
+		says string
 		// issuers are the runtime cluster's OpenIDConnects afterwards, by name; managed are the
 		// ones labelled as the controller's.
 		issuers map[string]string
@@ -83,30 +87,34 @@ func TestConfigureOIDC(t *testing.T) {
 	}{
 		{
 			name:    "applies the Runtime's additional provider as a managed OpenIDConnect",
-			want:    "Next(ConfigureCluster)",
+			reason:  "the label marks what this manager may later remove",
+			want:    fsmtest.Next(StepConfigureCluster),
 			issuers: map[string]string{gardener.OpenIDConnectName(0): runtimeIssuer}, managed: []string{gardener.OpenIDConnectName(0)},
 		},
 		{
 			name:    "a second run writes nothing",
+			reason:  "periodic re-checks must not write to the runtime cluster",
 			again:   true,
-			want:    "Next(ConfigureCluster)",
+			want:    fsmtest.Next(StepConfigureCluster),
 			issuers: map[string]string{gardener.OpenIDConnectName(0): runtimeIssuer}, managed: []string{gardener.OpenIDConnectName(0)},
 		},
 		{
 			name:    "a Runtime that leaves its additional providers unset gets the landscape's shared tenant",
+			reason:  "unset means the landscape's default, as upstream reads it",
 			setup:   func(_ *world, rt *infrav1.Runtime) { rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = nil },
-			want:    "Next(ConfigureCluster)",
+			want:    fsmtest.Next(StepConfigureCluster),
 			issuers: map[string]string{gardener.OpenIDConnectName(0): sharedIssuer}, managed: []string{gardener.OpenIDConnectName(0)},
 		},
 		{
-			name: "unlisted managed OpenIDConnects go, upstream's too, and someone else's stays",
+			name:   "unlisted managed OpenIDConnects go, upstream's too, and someone else's stays",
+			reason: "a removed provider must stop granting access, and others' objects are not ours",
 			existing: []*unstructured.Unstructured{
 				openIDConnect(gardener.OpenIDConnectName(0), managedBy, "https://before.example.com"),
 				openIDConnect(gardener.OpenIDConnectName(1), managedBy, "https://dropped.example.com"),
 				openIDConnect("upstream-oidc", upstream, "https://upstream.example.com"),
 				openIDConnect("made-by-someone-else", nil, "https://foreign.example.com"),
 			},
-			want: "Next(ConfigureCluster)",
+			want: fsmtest.Next(StepConfigureCluster),
 			issuers: map[string]string{
 				gardener.OpenIDConnectName(0): runtimeIssuer,
 				"made-by-someone-else":        "https://foreign.example.com",
@@ -115,66 +123,75 @@ func TestConfigureOIDC(t *testing.T) {
 		},
 		{
 			name:     "upstream's OpenIDConnect of a listed provider is taken over",
+			reason:   "an adoption must not leave two objects for one provider",
 			existing: []*unstructured.Unstructured{openIDConnect(gardener.OpenIDConnectName(0), upstream, "https://upstream.example.com")},
-			want:     "Next(ConfigureCluster)",
+			want:     fsmtest.Next(StepConfigureCluster),
 			issuers:  map[string]string{gardener.OpenIDConnectName(0): runtimeIssuer}, managed: []string{gardener.OpenIDConnectName(0)},
 		},
 		{
-			name: "an empty list is no providers, not the shared tenant: the managed ones go",
+			name:   "an empty list is no providers, not the shared tenant: the managed ones go",
+			reason: "an empty list is how a Runtime opts out of the shared tenant",
 			setup: func(_ *world, rt *infrav1.Runtime) {
 				rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = &[]infrav1.OIDCConfig{}
 			},
 			existing: []*unstructured.Unstructured{openIDConnect(gardener.OpenIDConnectName(0), managedBy, sharedIssuer)},
-			want:     "Next(ConfigureCluster)",
+			want:     fsmtest.Next(StepConfigureCluster),
 			issuers:  map[string]string{},
 		},
 		{
 			name:    "a cluster without the extension's API moves on when no provider is wanted",
+			reason:  "a cluster without the extension has nothing to clean up",
 			setup:   noProviders,
 			faults:  noKindMatchOnList,
-			want:    "Next(ConfigureCluster)",
+			want:    fsmtest.Next(StepConfigureCluster),
 			issuers: map[string]string{},
 		},
 		{
 			name:   "a cluster without the extension's API is waited for while a provider is wanted",
+			reason: "the extension comes up after the cluster; the message names the extension the operator may check",
 			faults: noKindMatchOnList,
-			want: "Fail(" + ReasonOIDCServiceUnavailable + ": the runtime cluster does not serve " + gardener.OpenIDConnectGVK.GroupKind().String() +
+			want:   fsmtest.Transient(ReasonOIDCServiceUnavailable),
+			says: "the runtime cluster does not serve " + gardener.OpenIDConnectGVK.GroupKind().String() +
 				", which the " + gardener.ExtensionOIDCService + " extension provides",
-			class: retry.ClassTransient, reason: ReasonOIDCServiceUnavailable,
 			issuers: map[string]string{},
 		},
 		{
 			name:   "a cluster that answers 404 for the extension's API is waited for too",
+			reason: "a client without discovery sees the missing API as 404; the message names the extension all the same",
 			faults: notServedOnList,
-			want: "Fail(" + ReasonOIDCServiceUnavailable + ": the runtime cluster does not serve " + gardener.OpenIDConnectGVK.GroupKind().String() +
+			want:   fsmtest.Transient(ReasonOIDCServiceUnavailable),
+			says: "the runtime cluster does not serve " + gardener.OpenIDConnectGVK.GroupKind().String() +
 				", which the " + gardener.ExtensionOIDCService + " extension provides",
-			class: retry.ClassTransient, reason: ReasonOIDCServiceUnavailable,
 			issuers: map[string]string{},
 		},
 		{
 			name:    "a cluster that answers 404 for it moves on when no provider is wanted",
+			reason:  "a 404 is the same missing API as a kind that does not match",
 			setup:   noProviders,
 			faults:  notServedOnList,
-			want:    "Next(ConfigureCluster)",
+			want:    fsmtest.Next(StepConfigureCluster),
 			issuers: map[string]string{},
 		},
 		{
 			name:     "a runtime without kubeconfig Secret fails",
+			reason:   "a missing Secret may still be on its way, so the failure is retried",
 			noSecret: true,
-			want:     "Fail(get kubeconfig secret: ", class: retry.ClassTransient, reason: retry.ReasonNotFound,
-			issuers: map[string]string{},
+			want:     fsmtest.Plain(retry.ClassTransient, retry.ReasonNotFound),
+			issuers:  map[string]string{},
 		},
 		{
-			name:   "a failed apply fails",
-			faults: []fault{{store: "runtime", verb: "apply", kind: gardener.OpenIDConnectGVK.Kind, err: unavailable()}},
-			want:   "Fail(apply OpenIDConnect kyma-oidc-0: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			name:    "a failed apply fails",
+			reason:  "a provider that is not applied is not configured",
+			faults:  []fault{{store: "runtime", verb: "apply", kind: gardener.OpenIDConnectGVK.Kind, err: unavailable()}},
+			want:    fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 			issuers: map[string]string{},
 		},
 		{
 			name:     "a failed delete fails",
+			reason:   "a dropped provider that still grants access is not configured",
 			existing: []*unstructured.Unstructured{openIDConnect(gardener.OpenIDConnectName(1), managedBy, "https://dropped.example.com")},
 			faults:   []fault{{store: "runtime", verb: "delete", kind: gardener.OpenIDConnectGVK.Kind, err: unavailable()}},
-			want:     "Fail(delete OpenIDConnect kyma-oidc-1: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			want:     fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 			issuers: map[string]string{
 				gardener.OpenIDConnectName(0): runtimeIssuer,
 				gardener.OpenIDConnectName(1): "https://dropped.example.com",
@@ -184,6 +201,7 @@ func TestConfigureOIDC(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			var objs []client.Object
 			if !tt.noSecret {
@@ -197,8 +215,8 @@ func TestConfigureOIDC(t *testing.T) {
 				tt.setup(w, rt)
 			}
 			if tt.again {
-				if out := w.steps.configureOIDC(t.Context(), rt.DeepCopy()); out.Err() != nil {
-					t.Fatalf("first run: %s", out)
+				if out := w.steps.configureOIDC(t.Context(), rt.DeepCopy()); !fsmtest.Check(t, out, fsmtest.Next(StepConfigureCluster)) {
+					t.Fatal("first run")
 				}
 				w.resetCalls()
 			}
@@ -206,7 +224,10 @@ func TestConfigureOIDC(t *testing.T) {
 
 			out := w.steps.configureOIDC(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("outcome %s does not say %q", out, tt.says)
+			}
 			if tt.again {
 				checkWrites(t, w, "runtime")
 			}

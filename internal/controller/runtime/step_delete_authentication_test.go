@@ -8,6 +8,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -22,55 +23,62 @@ func TestDeleteAuthentication(t *testing.T) {
 	}
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// labels are the labels of the ConfigMap in the garden; absent leaves it out.
 		labels func(rt *infrav1.Runtime) map[string]string
 		absent bool
 		faults []fault
-		want   string
-		class  retry.Class
-		reason string
+		want   fsmtest.Result
 		// writes are the garden writes; stays says the ConfigMap is still there afterwards.
 		writes []string
 		stays  bool
 	}{
 		{
 			name:   "a ConfigMap that is gone moves on",
+			reason: "a deletion that finds nothing must not fail, so it can be repeated",
 			absent: true,
-			want:   "Next(RemoveFinalizer)",
+			want:   fsmtest.Next(StepRemoveFinalizer),
 		},
 		{
 			name:   "the Runtime's ConfigMap goes",
+			reason: "a deleted Runtime leaves nothing behind in the garden",
 			labels: ownerLabels,
-			want:   "Next(RemoveFinalizer)", writes: []string{"delete ConfigMap"},
+			want:   fsmtest.Next(StepRemoveFinalizer), writes: []string{"delete ConfigMap"},
 		},
 		{
-			name: "upstream's ConfigMap, without owner labels, goes",
-			want: "Next(RemoveFinalizer)", writes: []string{"delete ConfigMap"},
+			name:   "upstream's ConfigMap, without owner labels, goes",
+			reason: "an adopted Runtime's ConfigMap was written by upstream without our labels",
+			want:   fsmtest.Next(StepRemoveFinalizer), writes: []string{"delete ConfigMap"},
 		},
 		{
-			name: "a ConfigMap labelled for another Runtime stays",
+			name:   "a ConfigMap labelled for another Runtime stays",
+			reason: "a Runtime must never delete what another Runtime uses",
 			labels: func(rt *infrav1.Runtime) map[string]string {
 				return map[string]string{LabelRuntimeName: "first", LabelRuntimeNamespace: rt.Namespace}
 			},
-			want: "Next(RemoveFinalizer)", stays: true,
+			want: fsmtest.Next(StepRemoveFinalizer), stays: true,
 		},
 		{
 			name:   "a ConfigMap that cannot be read fails",
+			reason: "a step that cannot see the owner labels must not delete blind",
 			labels: ownerLabels,
 			faults: []fault{{store: "garden", verb: "get", kind: "ConfigMap", err: unavailable()}},
-			want:   "Fail(get authentication configuration structured-auth-config-rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
-			stays: true,
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
+			stays:  true,
 		},
 		{
 			name:   "a failed delete fails",
+			reason: "a failed delete is retried, not taken for done",
 			labels: ownerLabels,
 			faults: []fault{{store: "garden", verb: "delete", kind: "ConfigMap", err: unavailable()}},
-			want:   "Fail(delete authentication configuration structured-auth-config-rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 			writes: []string{"delete ConfigMap"}, stays: true,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			var objs []client.Object
 			if !tt.absent {
@@ -85,7 +93,7 @@ func TestDeleteAuthentication(t *testing.T) {
 
 			out := w.steps.deleteAuthentication(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
 			checkWrites(t, w, "garden", tt.writes...)
 			w.heal()
 			if gone := w.absent(w.garden, authConfig(rt, nil)); gone == tt.stays {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -34,14 +36,16 @@ func TestEnsureGardenerCluster(t *testing.T) {
 	delete(upstreams.Labels, LabelRuntimeName)
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// others are in the stores besides rt (runtime id rid-rt), given rt.
 		others func(rt *infrav1.Runtime) []client.Object
 		// again runs the step once before the run under test.
 		again  bool
 		faults []fault
-		want   string
-		class  retry.Class
-		reason string
+		want   fsmtest.Result
+		// says is part of the message an operator reads, for the cases about that message.
+		says string
 		// writes are the kcp writes of the run under test.
 		writes []string
 		// holder is the Runtime the GardenerCluster names afterwards: its shoot, its label; the
@@ -52,55 +56,64 @@ func TestEnsureGardenerCluster(t *testing.T) {
 	}{
 		{
 			name:   "creates the GardenerCluster of the runtime id for the Runtime and its shoot",
+			reason: "the GardenerCluster is what makes the kubeconfig Secret appear",
 			others: func(rt *infrav1.Runtime) []client.Object { return []client.Object{shoot(rt)} },
-			want:   "Next(WaitForKubeconfig)", writes: []string{"create GardenerCluster"}, holder: "rt", domain: domain,
+			want:   fsmtest.Next(StepWaitForKubeconfig), writes: []string{"create GardenerCluster"}, holder: "rt", domain: domain,
 		},
 		{
-			name: "a shoot not visible yet leaves the domain out",
-			want: "Next(WaitForKubeconfig)", writes: []string{"create GardenerCluster"}, holder: "rt",
+			name:   "a shoot not visible yet leaves the domain out",
+			reason: "a shoot the cache has not seen yet must not block the GardenerCluster",
+			want:   fsmtest.Next(StepWaitForKubeconfig), writes: []string{"create GardenerCluster"}, holder: "rt",
 		},
 		{
 			name:   "a second run changes nothing",
+			reason: "periodic re-checks must not write",
 			others: func(rt *infrav1.Runtime) []client.Object { return []client.Object{shoot(rt)} },
 			again:  true,
-			want:   "Next(WaitForKubeconfig)", holder: "rt", domain: domain,
+			want:   fsmtest.Next(StepWaitForKubeconfig), holder: "rt", domain: domain,
 		},
 		{
-			name: "the GardenerCluster another Runtime of the runtime id holds is its, and left unchanged",
+			name:   "the GardenerCluster another Runtime of the runtime id holds is its, and left unchanged",
+			reason: "a Runtime must never take another's GardenerCluster; the message names the Runtime that holds it",
 			others: func(rt *infrav1.Runtime) []client.Object {
 				return []client.Object{shoot(rt), olderRuntime("first"), testGardenerCluster("rid-rt", "first")}
 			},
-			want:  "Fail(ensure GardenerCluster kcp-system/rid-rt: RuntimeIDTaken: runtime id rid-rt (label " + infrav1.LabelRuntimeID + ") belongs to Runtime first",
-			class: retry.ClassTerminal, reason: ReasonRuntimeIDTaken, holder: "first",
+			want: fsmtest.Terminal(ReasonRuntimeIDTaken), holder: "first",
+			says: "runtime id rid-rt (label " + infrav1.LabelRuntimeID + ") belongs to Runtime first",
 		},
 		{
-			name: "upstream's GardenerCluster of the Runtime's shoot is taken over",
+			name:   "upstream's GardenerCluster of the Runtime's shoot is taken over",
+			reason: "an adoption takes over upstream's GardenerCluster rather than fail on it",
 			others: func(rt *infrav1.Runtime) []client.Object {
 				return []client.Object{shoot(rt), upstreams.DeepCopy()}
 			},
-			want: "Next(WaitForKubeconfig)", writes: []string{"update GardenerCluster"}, holder: "rt", domain: domain,
+			want: fsmtest.Next(StepWaitForKubeconfig), writes: []string{"update GardenerCluster"}, holder: "rt", domain: domain,
 		},
 		{
-			name: "the GardenerCluster of a Runtime that is gone is taken over",
+			name:   "the GardenerCluster of a Runtime that is gone is taken over",
+			reason: "a GardenerCluster left by a deleted Runtime must not block the id forever",
 			others: func(rt *infrav1.Runtime) []client.Object {
 				return []client.Object{shoot(rt), testGardenerCluster("rid-rt", "gone")}
 			},
-			want: "Next(WaitForKubeconfig)", writes: []string{"update GardenerCluster"}, holder: "rt", domain: domain,
+			want: fsmtest.Next(StepWaitForKubeconfig), writes: []string{"update GardenerCluster"}, holder: "rt", domain: domain,
 		},
 		{
 			name:   "a shoot that cannot be read fails before any write",
+			reason: "the domain comes from the shoot, so a failed read must not write a GardenerCluster without it",
 			faults: []fault{{store: "garden", verb: "get", kind: "Shoot", err: unavailable()}},
-			want:   "Fail(get shoot rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 		},
 		{
 			name:   "a failed create fails",
+			reason: "a failed write is retried, not taken for done",
 			faults: []fault{{store: "kcp", verb: "create", kind: "GardenerCluster", err: unavailable()}},
-			want:   "Fail(ensure GardenerCluster kcp-system/rid-rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 			writes: []string{"create GardenerCluster"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			rt.Labels[infrav1.LabelRuntimeID] = "rid-rt"
 			objs := []client.Object{rt}
@@ -110,8 +123,8 @@ func TestEnsureGardenerCluster(t *testing.T) {
 			w := newWorld(t, objs...)
 			w.get(w.kcp, rt)
 			if tt.again {
-				if out := w.steps.ensureGardenerCluster(t.Context(), rt.DeepCopy()); out.Err() != nil {
-					t.Fatalf("first run: %s", out)
+				if out := w.steps.ensureGardenerCluster(t.Context(), rt.DeepCopy()); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForKubeconfig)) {
+					t.Fatal("first run")
 				}
 			}
 			var before *infrav1.GardenerCluster
@@ -123,7 +136,10 @@ func TestEnsureGardenerCluster(t *testing.T) {
 
 			out := w.steps.ensureGardenerCluster(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("outcome %s does not say %q", out, tt.says)
+			}
 			checkWrites(t, w, "kcp", tt.writes...)
 			gc := testGardenerCluster("rid-rt", "")
 			if absent := w.absent(w.kcp, gc); absent != (tt.holder == "") {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -38,72 +40,89 @@ func TestInitialise(t *testing.T) {
 	}
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// change makes the Runtime under test (rt, runtime id rid-rt) what the case needs.
 		change func(*infrav1.Runtime)
 		// others are in the store besides rt.
 		others []client.Object
 		faults []fault
-		want   string
-		// class and reason are the classification of a failure.
-		class  retry.Class
-		reason string
+		want   fsmtest.Result
+		// says is part of the message an operator reads, for the cases about that message.
+		says string
 		// finalizers are rt's finalizers in the store afterwards.
 		finalizers []string
 	}{
 		{
-			name: "adds the finalizer and moves on",
-			want: "Next(ApplyAuthentication)", finalizers: []string{Finalizer},
+			name:   "adds the finalizer and moves on",
+			reason: "a new Runtime is protected by the finalizer before anything is created for it",
+			want:   fsmtest.Next(StepApplyAuthentication), finalizers: []string{Finalizer},
 		},
 		{
 			name:   "replaces upstream's finalizer in the same update",
+			reason: "an adopted Runtime must not keep upstream's finalizer, which no one would remove",
 			change: func(rt *infrav1.Runtime) { rt.Finalizers = []string{UpstreamFinalizer} },
-			want:   "Next(ApplyAuthentication)", finalizers: []string{Finalizer},
+			want:   fsmtest.Next(StepApplyAuthentication), finalizers: []string{Finalizer},
 		},
 		{
 			name:   "a missing label is the user's to fix",
+			reason: "a retry cannot add a label; the message names the label the operator must set",
 			change: func(rt *infrav1.Runtime) { delete(rt.Labels, infrav1.LabelGlobalAccountID) },
-			want:   "Fail(MissingLabel: label " + infrav1.LabelGlobalAccountID + " is missing)", class: retry.ClassTerminal, reason: "MissingLabel",
+			want:   fsmtest.Terminal("MissingLabel"),
+			says:   "label " + infrav1.LabelGlobalAccountID + " is missing",
 		},
 		{
-			name: "a key set that is not a JWK set is the user's to fix, before the finalizer",
+			name:   "a key set that is not a JWK set is the user's to fix, before the finalizer",
+			reason: "an invalid spec fails before the Runtime is held; the message names the field to fix",
 			change: func(rt *infrav1.Runtime) {
 				rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig.JWKS = []byte(`{"keys":[{"kty":"RSA","n":"AQAB"}]}`)
 			},
-			want: "Fail(InvalidJWKS: spec.shoot.kubernetes.kubeAPIServer.oidcConfig.jwks", class: retry.ClassTerminal, reason: ReasonInvalidJWKS,
+			want: fsmtest.Terminal(ReasonInvalidJWKS),
+			says: "spec.shoot.kubernetes.kubeAPIServer.oidcConfig.jwks",
 		},
 		{
 			name:   "a runtime id an older Runtime claims is taken, before the finalizer",
+			reason: "two Runtimes must not share a runtime id; the message names the Runtime that holds it",
 			others: []client.Object{older("first")},
-			want:   "Fail(RuntimeIDTaken: runtime id rid-rt (label " + infrav1.LabelRuntimeID + ") belongs to Runtime first", class: retry.ClassTerminal, reason: ReasonRuntimeIDTaken,
+			want:   fsmtest.Terminal(ReasonRuntimeIDTaken),
+			says:   "runtime id rid-rt (label " + infrav1.LabelRuntimeID + ") belongs to Runtime first",
 		},
 		{
 			name:   "the Runtime that holds the id's GardenerCluster keeps it against an older one",
+			reason: "holding the GardenerCluster outranks age, so a running Runtime is never displaced",
 			others: []client.Object{older("first"), testGardenerCluster("rid-rt", "rt")},
-			want:   "Next(ApplyAuthentication)", finalizers: []string{Finalizer},
+			want:   fsmtest.Next(StepApplyAuthentication), finalizers: []string{Finalizer},
 		},
 		{
 			name:   "a shoot an older Runtime names is taken, before the finalizer",
+			reason: "two Runtimes must not share a shoot; the message names the Runtime that named it first",
 			others: []client.Object{sameShoot("first")},
-			want:   "Fail(ShootNameTaken: shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/first, which named it first", class: retry.ClassTerminal, reason: ReasonShootNameTaken,
+			want:   fsmtest.Terminal(ReasonShootNameTaken),
+			says:   "shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/first, which named it first",
 		},
 		{
 			name:   "the Runtime its shoot is labelled for keeps it against an older one",
+			reason: "the shoot's owner labels outrank age, so a running Runtime is never displaced",
 			others: []client.Object{sameShoot("first"), shootFor("rt")},
-			want:   "Next(ApplyAuthentication)", finalizers: []string{Finalizer},
+			want:   fsmtest.Next(StepApplyAuthentication), finalizers: []string{Finalizer},
 		},
 		{
 			name:   "a shoot labelled for a Runtime that is gone is not taken over",
+			reason: "only a human may hand over a shoot whose Runtime is gone; the message names that Runtime",
 			others: []client.Object{shootFor("gone")},
-			want:   "Fail(ShootNameTaken: shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/gone", class: retry.ClassTerminal, reason: ReasonShootNameTaken,
+			want:   fsmtest.Terminal(ReasonShootNameTaken),
+			says:   "shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/gone",
 		},
 		{
 			name:   "a conflicting update is retried",
+			reason: "a conflict on the finalizer's update is re-read and retried, not failed",
 			faults: []fault{{store: "kcp", verb: "update", kind: "Runtime", err: apierrors.NewConflict(schema.GroupResource{Resource: "runtimes"}, "rt", errors.New("changed"))}},
-			want:   "Fail(add finalizer: Operation cannot be fulfilled", class: retry.ClassConflict, reason: retry.ReasonConflict,
+			want:   fsmtest.Plain(retry.ClassConflict, retry.ReasonConflict),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			if tt.change != nil {
 				tt.change(rt)
@@ -114,7 +133,10 @@ func TestInitialise(t *testing.T) {
 
 			out := w.steps.initialise(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("outcome %s does not say %q", out, tt.says)
+			}
 			stored := &infrav1.Runtime{}
 			stored.Name, stored.Namespace = rt.Name, rt.Namespace
 			w.get(w.kcp, stored)

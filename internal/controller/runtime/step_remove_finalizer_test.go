@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -16,14 +17,14 @@ import (
 func TestRemoveFinalizer(t *testing.T) {
 	const someoneElse = "example.com/someone-else"
 	tests := []struct {
-		name       string
+		name string
+		// reason says why the case exists.
+		reason     string
 		finalizers []string
 		// gone leaves the Runtime out of the store, as if it was deleted in between.
 		gone   bool
 		faults []fault
-		want   string
-		class  retry.Class
-		reason string
+		want   fsmtest.Result
 		// writes are the kcp writes; left are the finalizers the stored Runtime keeps, nil
 		// when it is gone.
 		writes []string
@@ -31,41 +32,48 @@ func TestRemoveFinalizer(t *testing.T) {
 	}{
 		{
 			name:       "removes both finalizers in one update",
+			reason:     "an adopted Runtime carries upstream's finalizer too, and no one else would remove it",
 			finalizers: []string{Finalizer, UpstreamFinalizer},
-			want:       "Done", writes: []string{"update Runtime"},
+			want:       fsmtest.Done(), writes: []string{"update Runtime"},
 		},
 		{
 			name:       "removes the controller's finalizer",
+			reason:     "the finalizer is the last thing that keeps a deleted Runtime",
 			finalizers: []string{Finalizer},
-			want:       "Done", writes: []string{"update Runtime"},
+			want:       fsmtest.Done(), writes: []string{"update Runtime"},
 		},
 		{
 			name:       "removes upstream's finalizer of a Runtime deleted before it was adopted",
+			reason:     "a Runtime deleted before its adoption must not hang on upstream's finalizer",
 			finalizers: []string{UpstreamFinalizer},
-			want:       "Done", writes: []string{"update Runtime"},
+			want:       fsmtest.Done(), writes: []string{"update Runtime"},
 		},
 		{
 			name:       "leaves someone else's finalizer",
+			reason:     "other controllers' finalizers are theirs to remove",
 			finalizers: []string{someoneElse, Finalizer},
-			want:       "Done", writes: []string{"update Runtime"}, left: []string{someoneElse},
+			want:       fsmtest.Done(), writes: []string{"update Runtime"}, left: []string{someoneElse},
 		},
 		{
 			name:       "a Runtime without either finalizer is not written",
+			reason:     "a repeated removal writes nothing",
 			finalizers: []string{someoneElse},
-			want:       "Done", left: []string{someoneElse},
+			want:       fsmtest.Done(), left: []string{someoneElse},
 		},
 		{
 			name:       "a Runtime already gone from the store is done",
+			reason:     "a Runtime that is gone has nothing left to remove",
 			finalizers: []string{Finalizer},
 			gone:       true,
-			want:       "Done", writes: []string{"update Runtime"},
+			want:       fsmtest.Done(), writes: []string{"update Runtime"},
 		},
 		{
 			name:       "a failed update fails and keeps the finalizers",
+			reason:     "a failed update is retried, not taken for done",
 			finalizers: []string{Finalizer, UpstreamFinalizer},
 			faults:     []fault{{store: "kcp", verb: "update", kind: "Runtime", err: unavailable()}},
-			want:       "Fail(remove finalizer: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
-			writes: []string{"update Runtime"}, left: []string{Finalizer, UpstreamFinalizer},
+			want:       fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
+			writes:     []string{"update Runtime"}, left: []string{Finalizer, UpstreamFinalizer},
 		},
 	}
 	for _, tt := range tests {
@@ -85,7 +93,7 @@ func TestRemoveFinalizer(t *testing.T) {
 
 			out := w.steps.removeFinalizer(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
 			checkWrites(t, w, "kcp", tt.writes...)
 			w.heal()
 			stored := &infrav1.Runtime{}

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -9,6 +11,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -17,12 +20,14 @@ import (
 func TestWaitForKubeconfig(t *testing.T) {
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// secret is the Secret of rt's runtime id in kcp, nil for none.
 		secret func(rt *infrav1.Runtime) *corev1.Secret
 		faults []fault
-		want   string
-		class  retry.Class
-		reason string
+		want   fsmtest.Result
+		// says is part of the message an operator reads, for the cases about that message.
+		says string
 		// ready says rt has ConditionKubeconfigReady true afterwards.
 		ready bool
 		// shootUID is the uid of rt's shoot in the garden, no shoot when empty.
@@ -32,79 +37,92 @@ func TestWaitForKubeconfig(t *testing.T) {
 		rotation bool
 	}{
 		{
-			name: "waits while there is no Secret",
-			want: "Wait(30s, the kubeconfig Secret kubeconfig-rid-rt does not exist yet)",
+			name:   "waits while there is no Secret",
+			reason: "the GardenerCluster controller writes the Secret later; the message names the Secret waited for",
+			want:   fsmtest.Wait(30 * time.Second),
+			says:   "the kubeconfig Secret kubeconfig-rid-rt does not exist yet",
 		},
 		{
-			name: "a Secret the GardenerCluster controller did not create is refused",
+			name:   "a Secret the GardenerCluster controller did not create is refused",
+			reason: "a kubeconfig someone else wrote must not be trusted; the message names the Secret",
 			secret: func(rt *infrav1.Runtime) *corev1.Secret {
 				s := reachable(rt)
 				s.Labels = map[string]string{LabelRuntimeName: rt.Name}
 				return s
 			},
-			want:  "Fail(" + gardenercluster.ReasonSecretNotOwned + ": the Secret kcp-system/kubeconfig-rid-rt is not the kubeconfig Secret",
-			class: retry.ClassTerminal, reason: gardenercluster.ReasonSecretNotOwned,
+			want: fsmtest.Terminal(gardenercluster.ReasonSecretNotOwned),
+			says: "the Secret kcp-system/kubeconfig-rid-rt is not the kubeconfig Secret",
 		},
 		{
-			name: "a Secret the controller created for another GardenerCluster is refused",
+			name:   "a Secret the controller created for another GardenerCluster is refused",
+			reason: "a kubeconfig of another cluster must never be used for this one",
 			secret: func(rt *infrav1.Runtime) *corev1.Secret {
 				s := reachable(rt)
 				s.Labels[infrav1.LabelClusterName] = "rid-other"
 				return s
 			},
-			want:  "Fail(" + gardenercluster.ReasonSecretNotOwned + ": ",
-			class: retry.ClassTerminal, reason: gardenercluster.ReasonSecretNotOwned,
+			want: fsmtest.Terminal(gardenercluster.ReasonSecretNotOwned),
 		},
 		{
 			name:   "waits while the owned Secret is empty",
+			reason: "an empty Secret is not yet filled; the message names the Secret",
 			secret: func(rt *infrav1.Runtime) *corev1.Secret { return kubeconfigSecret(rt, rt.Name, "") },
-			want:   "Wait(30s, the kubeconfig Secret kubeconfig-rid-rt is empty)",
+			want:   fsmtest.Wait(30 * time.Second),
+			says:   "the kubeconfig Secret kubeconfig-rid-rt is empty",
 		},
 		{
 			name:   "an owned Secret with the kubeconfig moves on",
+			reason: "the kubeconfig is ready once the owner filled it",
 			secret: reachable,
-			want:   "Next(ConfigureOIDC)", ready: true,
+			want:   fsmtest.Next(StepConfigureOIDC), ready: true,
 		},
 		{
-			name: "a kubeconfig issued for another shoot is not used: a new one is asked for",
+			name:   "a kubeconfig issued for another shoot is not used: a new one is asked for",
+			reason: "a kubeconfig of another shoot reaches the wrong cluster; the message names both shoots",
 			secret: func(rt *infrav1.Runtime) *corev1.Secret {
 				s := reachable(rt)
 				s.Annotations[gardenercluster.AnnotationShoot] = "other"
 				return s
 			},
-			want:   "Wait(30s, the kubeconfig in Secret kubeconfig-rid-rt was issued for shoot other, not for shoot rt",
+			want:   fsmtest.Wait(30 * time.Second),
+			says:   "the kubeconfig in Secret kubeconfig-rid-rt was issued for shoot other, not for shoot rt",
 			writes: []string{"patch GardenerCluster"}, rotation: true,
 		},
 		{
-			name: "a kubeconfig of an earlier shoot of the same name is not used",
+			name:   "a kubeconfig of an earlier shoot of the same name is not used",
+			reason: "a re-created shoot has a new API server; the message names the old uid",
 			secret: func(rt *infrav1.Runtime) *corev1.Secret {
 				s := reachable(rt)
 				s.Annotations[gardenercluster.AnnotationShootUID] = "uid-before"
 				return s
 			},
 			shootUID: "uid-now",
-			want:     "Wait(30s, the kubeconfig in Secret kubeconfig-rid-rt was issued for an earlier shoot rt (uid uid-before)",
+			want:     fsmtest.Wait(30 * time.Second),
+			says:     "the kubeconfig in Secret kubeconfig-rid-rt was issued for an earlier shoot rt (uid uid-before)",
 			writes:   []string{"patch GardenerCluster"}, rotation: true,
 		},
 		{
-			name: "a kubeconfig of the shoot as it is now is used",
+			name:   "a kubeconfig of the shoot as it is now is used",
+			reason: "a matching uid is the shoot's current kubeconfig",
 			secret: func(rt *infrav1.Runtime) *corev1.Secret {
 				s := reachable(rt)
 				s.Annotations[gardenercluster.AnnotationShootUID] = "uid-now"
 				return s
 			},
 			shootUID: "uid-now",
-			want:     "Next(ConfigureOIDC)", ready: true,
+			want:     fsmtest.Next(StepConfigureOIDC), ready: true,
 		},
 		{
 			name:   "a Secret that cannot be read fails",
+			reason: "an unreadable Secret is retried, not waited for",
 			secret: reachable,
 			faults: []fault{{store: "kcp", verb: "get", kind: "Secret", err: unavailable()}},
-			want:   "Fail(get kubeconfig secret: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			rt.Labels[infrav1.LabelRuntimeID] = "rid-rt"
 			objs := []client.Object{testGardenerCluster("rid-rt", rt.Name)}
@@ -121,7 +139,10 @@ func TestWaitForKubeconfig(t *testing.T) {
 
 			out := w.steps.waitForKubeconfig(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("outcome %s does not say %q", out, tt.says)
+			}
 			if got := conditionTrue(rt, infrav1.ConditionKubeconfigReady); got != tt.ready {
 				t.Errorf("%s true %t, want %t", infrav1.ConditionKubeconfigReady, got, tt.ready)
 			}

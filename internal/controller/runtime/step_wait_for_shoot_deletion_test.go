@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -37,67 +39,78 @@ func TestWaitForShootDeletion(t *testing.T) {
 	)
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// shoot is rt's shoot in the garden, nil for none.
 		shoot  func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot
 		faults []fault
-		want   string
-		class  retry.Class
-		reason string
+		want   fsmtest.Result
+		// says is part of the message an operator reads, for the cases about that message.
+		says string
 		// mirrored is the last operation in rt.Status.Gardener ("type state"), "" for none.
 		mirrored string
 		// mirroredErrors is the number of last errors there.
 		mirroredErrors int
 	}{
 		{
-			name: "a shoot that is gone moves on, deprovisioned",
-			want: "Next(DeleteAuthentication)",
+			name:   "a shoot that is gone moves on, deprovisioned",
+			reason: "the Deprovisioned condition tells users the cluster is gone",
+			want:   fsmtest.Next(StepDeleteAuthentication),
 		},
 		{
-			name: "a shoot being deleted is waited for, its Gardener status mirrored",
+			name:   "a shoot being deleted is waited for, its Gardener status mirrored",
+			reason: "users follow the deletion in the Runtime's status; the wait message names the shoot",
 			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
 				return deleting(rt, del, gardencorev1beta1.LastOperationStateProcessing, 3)
 			},
-			want: "Wait(30s, shoot rt is being deleted)", mirrored: "Delete Processing",
+			want: fsmtest.Wait(30 * time.Second), mirrored: "Delete Processing",
+			says: "shoot rt is being deleted",
 		},
 		{
-			name: "a failed deletion is reported",
+			name:   "a failed deletion is reported",
+			reason: "an unknown error code may pass, so it is retried; the message passes on Gardener's codes and description",
 			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
 				return deleting(rt, del, failed, 3, "ERR_SOMETHING_NEW")
 			},
-			want:  "Fail(" + gardener.ReasonShootOperationFailed + ": shoot garden-kyma/rt: Delete failed [ERR_SOMETHING_NEW]: the provider said no)",
-			class: retry.ClassTransient, reason: gardener.ReasonShootOperationFailed, mirrored: "Delete Failed", mirroredErrors: 1,
+			want: fsmtest.Transient(gardener.ReasonShootOperationFailed), mirrored: "Delete Failed", mirroredErrors: 1,
+			says: "shoot garden-kyma/rt: Delete failed [ERR_SOMETHING_NEW]: the provider said no",
 		},
 		{
-			name: "a deletion failed for a user error is terminal",
+			name:   "a deletion failed for a user error is terminal",
+			reason: "a retry cannot fix refused credentials; the message passes on Gardener's code",
 			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
 				return deleting(rt, del, failed, 3, gardencorev1beta1.ErrorInfraUnauthorized)
 			},
-			want:  "Fail(InfraUnauthorized: shoot garden-kyma/rt: Delete failed [" + string(gardencorev1beta1.ErrorInfraUnauthorized) + "]",
-			class: retry.ClassTerminal, reason: "InfraUnauthorized", mirrored: "Delete Failed", mirroredErrors: 1,
+			want: fsmtest.Terminal("InfraUnauthorized"), mirrored: "Delete Failed", mirroredErrors: 1,
+			says: "shoot garden-kyma/rt: Delete failed [" + string(gardencorev1beta1.ErrorInfraUnauthorized) + "]",
 		},
 		{
-			name: "a failed operation of another type is waited out",
+			name:   "a failed operation of another type is waited out",
+			reason: "only a failed Delete is about the deletion",
 			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
 				return deleting(rt, reconcile, failed, 3, "ERR_SOMETHING_NEW")
 			},
-			want: "Wait(30s, shoot rt is being deleted)", mirrored: "Reconcile Failed", mirroredErrors: 1,
+			want: fsmtest.Wait(30 * time.Second), mirrored: "Reconcile Failed", mirroredErrors: 1,
 		},
 		{
-			name: "a deletion that failed for an older generation is waited out",
+			name:   "a deletion that failed for an older generation is waited out",
+			reason: "Gardener has not yet looked at the deletion request",
 			shoot: func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
 				return deleting(rt, del, failed, 2, "ERR_SOMETHING_NEW")
 			},
-			want: "Wait(30s, shoot rt is being deleted)", mirrored: "Delete Failed", mirroredErrors: 1,
+			want: fsmtest.Wait(30 * time.Second), mirrored: "Delete Failed", mirroredErrors: 1,
 		},
 		{
 			name:   "a shoot that cannot be read fails",
+			reason: "an unreadable shoot is no proof that it is gone",
 			shoot:  func(rt *infrav1.Runtime) *gardencorev1beta1.Shoot { return deleting(rt, del, failed, 3) },
 			faults: []fault{{store: "garden", verb: "get", kind: "Shoot", err: unavailable()}},
-			want:   "Fail(get shoot rt: ", class: retry.ClassTransient, reason: retry.ReasonServiceUnavailable,
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			var objs []client.Object
 			if tt.shoot != nil {
@@ -108,7 +121,10 @@ func TestWaitForShootDeletion(t *testing.T) {
 
 			out := w.steps.waitForShootDeletion(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("outcome %s does not say %q", out, tt.says)
+			}
 			if got, want := conditionTrue(rt, infrav1.ConditionDeprovisioned), tt.shoot == nil; got != want {
 				t.Errorf("%s true %t, want %t", infrav1.ConditionDeprovisioned, got, want)
 			}
@@ -143,9 +159,9 @@ func TestWaitForShootDeletionPollsAsUpstream(t *testing.T) {
 	w := newWorld(t, s)
 	w.steps.Poll = 10 * time.Second
 
-	checkOutcome(t, w.steps.waitForShootDeletion(t.Context(), rt.DeepCopy()), "Wait(10s, shoot rt is being deleted)", "", "")
+	fsmtest.Check(t, w.steps.waitForShootDeletion(t.Context(), rt.DeepCopy()), fsmtest.Wait(10*time.Second))
 	w.steps.UpstreamRequeues = true
-	checkOutcome(t, w.steps.waitForShootDeletion(t.Context(), rt.DeepCopy()), "Wait(1m30s, shoot rt is being deleted)", "", "")
+	fsmtest.Check(t, w.steps.waitForShootDeletion(t.Context(), rt.DeepCopy()), fsmtest.Wait(90*time.Second))
 
 	// Gardener removes its finalizer, and the shoot is gone.
 	gone := testShoot(rt)
@@ -154,5 +170,5 @@ func TestWaitForShootDeletionPollsAsUpstream(t *testing.T) {
 	if err := w.garden.Update(t.Context(), gone); err != nil {
 		t.Fatal(err)
 	}
-	checkOutcome(t, w.steps.waitForShootDeletion(t.Context(), rt), "Next(DeleteAuthentication)", "", "")
+	fsmtest.Check(t, w.steps.waitForShootDeletion(t.Context(), rt), fsmtest.Next(StepDeleteAuthentication))
 }

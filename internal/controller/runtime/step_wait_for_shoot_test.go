@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -30,8 +32,8 @@ func operation(typ gardencorev1beta1.LastOperationType, state gardencorev1beta1.
 // Gardener writes it.
 func setShootStatus(t *testing.T, w *world, rt *infrav1.Runtime, status func(*gardencorev1beta1.Shoot)) *gardencorev1beta1.Shoot {
 	t.Helper()
-	if out := w.steps.applyShoot(t.Context(), rt.DeepCopy()); outcome(out) != "Next(WaitForShoot)" {
-		t.Fatalf("apply shoot: %s", out)
+	if out := w.steps.applyShoot(t.Context(), rt.DeepCopy()); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
+		t.Fatal("apply shoot")
 	}
 	shoot := testShoot(rt)
 	w.get(w.garden, shoot)
@@ -49,73 +51,92 @@ func setShootStatus(t *testing.T, w *world, rt *infrav1.Runtime, status func(*ga
 func TestWaitForShoot(t *testing.T) {
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// noShoot leaves the shoot out; status is what Gardener reports for it otherwise.
 		noShoot bool
 		status  func(*gardencorev1beta1.Shoot)
 		// annotations are set on the shoot's metadata, which a status update leaves alone.
 		annotations map[string]string
 		faults      []fault
-		want        string
-		class       retry.Class
-		reason      string
+		want        fsmtest.Result
+		// says is part of the message an operator reads, for the cases about that message.
+		says string
 		// provisioned is whether the Provisioned condition is True afterwards.
 		provisioned bool
 	}{
 		{
 			name: "a shoot the cache has not seen yet is waited for", noShoot: true,
-			want: "Wait(30s, shoot rt is not visible yet)",
+			reason: "a shoot just applied may not be in the cache yet; the Ready message says so",
+			want:   fsmtest.Wait(30 * time.Second),
+			says:   "shoot rt is not visible yet",
 		},
 		{
-			name: "a shoot without an operation is waited for",
-			want: "Wait(30s, Waiting for Gardener to start an operation)",
+			name:   "a shoot without an operation is waited for",
+			reason: "Gardener has not started yet; the Ready message says so",
+			want:   fsmtest.Wait(30 * time.Second),
+			says:   "Waiting for Gardener to start an operation",
 		},
 		{
-			name: "an operation of an older generation is waited for",
+			name:   "an operation of an older generation is waited for",
+			reason: "a succeeded operation of an older spec says nothing of the current one; the Ready message says so",
 			status: func(s *gardencorev1beta1.Shoot) {
 				operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateSucceeded)(s)
 				s.Status.ObservedGeneration = s.Generation - 1
 			},
-			want: "Wait(30s, Waiting for Gardener to observe generation",
+			want: fsmtest.Wait(30 * time.Second),
+			says: "Waiting for Gardener to observe generation",
 		},
 		{
 			name:   "a processing operation is waited for",
+			reason: "users follow Gardener's operation in the Ready message",
 			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateProcessing),
-			want:   "Wait(30s, Gardener operation Create is Processing)",
+			want:   fsmtest.Wait(30 * time.Second),
+			says:   "Gardener operation Create is Processing",
 		},
 		{
 			name:   "an operation in Error is Gardener's to retry",
+			reason: "Gardener retries an Error itself, so it is no failure; the Ready message says so",
 			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateError),
-			want:   "Wait(30s, Create Error, Gardener retries",
+			want:   fsmtest.Wait(30 * time.Second),
+			says:   "Create Error, Gardener retries",
 		},
 		{
 			name:   "a succeeded operation moves on",
+			reason: "the Provisioned condition is set when the shoot is ready",
 			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateSucceeded),
-			want:   "Next(EnsureGardenerCluster)", provisioned: true,
+			want:   fsmtest.Next(StepEnsureGardenerCluster), provisioned: true,
 		},
 		{
 			name:   "a failure no retry changes is the user's",
+			reason: "Gardener's user error codes fail the Runtime at once",
 			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraUnauthorized),
-			want:   "Fail(InfraUnauthorized:", class: retry.ClassTerminal, reason: "InfraUnauthorized",
+			want:   fsmtest.Terminal("InfraUnauthorized"),
 		},
 		{
 			name:   "a failure that may pass is first reported to the engine",
+			reason: "the engine's retry budget decides how often Gardener is asked to retry",
 			status: operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraQuotaExceeded),
-			want:   "Fail(InfraQuotaExceeded:", class: retry.ClassTransient, reason: "InfraQuotaExceeded",
+			want:   fsmtest.Transient("InfraQuotaExceeded"),
 		},
 		{
 			name:        "a retry Gardener has not picked up yet is waited for",
+			reason:      "the old failure must not count again while the retry is pending; the Ready message says so",
 			status:      operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraQuotaExceeded),
 			annotations: map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.ShootOperationRetry},
-			want:        "Wait(30s, Gardener has not yet picked up the retry",
+			want:        fsmtest.Wait(30 * time.Second),
+			says:        "Gardener has not yet picked up the retry",
 		},
 		{
 			name:   "a failed read is retried",
+			reason: "an unreadable shoot is no state of Gardener's",
 			faults: []fault{{store: "garden", verb: "get", kind: "Shoot", err: apierrors.NewInternalError(context.DeadlineExceeded)}},
-			want:   "Fail(get shoot rt:", class: retry.ClassTransient, reason: retry.ReasonInternalError,
+			want:   fsmtest.Plain(retry.ClassTransient, retry.ReasonInternalError),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			w := newWorld(t, rt)
 			if !tt.noShoot {
@@ -132,7 +153,10 @@ func TestWaitForShoot(t *testing.T) {
 
 			out := w.steps.waitForShoot(t.Context(), rt)
 
-			checkOutcome(t, out, tt.want, tt.class, tt.reason)
+			fsmtest.Check(t, out, tt.want)
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("outcome %s does not say %q", out, tt.says)
+			}
 			c := findCondition(rt, infrav1.ConditionProvisioned)
 			if got := c != nil && c.Status == "True"; got != tt.provisioned {
 				t.Errorf("Provisioned condition %+v, want True: %v", c, tt.provisioned)
@@ -195,29 +219,54 @@ func TestWaitForShootPollsAsUpstream(t *testing.T) {
 	)
 	tests := []struct {
 		name string
+		// reason says why the case exists.
+		reason string
 		// noShoot leaves the shoot out; status is what Gardener reports for it otherwise.
 		noShoot bool
 		status  func(*gardencorev1beta1.Shoot)
 		// annotations are set on the shoot's metadata.
 		annotations map[string]string
 		// want is the outcome in upstream mode.
-		want string
+		want fsmtest.Result
+		// says is part of the wait message in both modes: it shows which state the poll is for.
+		says string
 	}{
-		{name: "a shoot not visible yet", noShoot: true, want: "Wait(1m0s, shoot rt is not visible yet)"},
-		{name: "a shoot without an operation", want: "Wait(1m0s, Waiting for Gardener to start an operation)"},
-		{name: "a shoot being created", status: operation(create, gardencorev1beta1.LastOperationStatePending),
-			want: "Wait(1m0s, Gardener operation Create is Pending)"},
-		{name: "a creation in Error", status: operation(create, gardencorev1beta1.LastOperationStateError),
-			want: "Wait(1m0s, Create Error, Gardener retries"},
-		{name: "a shoot being reconciled", status: operation(reconcile, gardencorev1beta1.LastOperationStateProcessing),
-			want: "Wait(30s, Gardener operation Reconcile is Processing)"},
-		{name: "a reconciliation whose retry Gardener has not picked up",
+		{
+			name: "a shoot not visible yet", noShoot: true,
+			reason: "upstream treats a shoot it cannot see as one being created",
+			want:   fsmtest.Wait(time.Minute), says: "shoot rt is not visible yet",
+		},
+		{
+			name:   "a shoot without an operation",
+			reason: "upstream treats a shoot without an operation as one being created",
+			want:   fsmtest.Wait(time.Minute), says: "Waiting for Gardener to start an operation",
+		},
+		{
+			name: "a shoot being created", status: operation(create, gardencorev1beta1.LastOperationStatePending),
+			reason: "upstream polls a creation every minute",
+			want:   fsmtest.Wait(time.Minute), says: "Gardener operation Create is Pending",
+		},
+		{
+			name: "a creation in Error", status: operation(create, gardencorev1beta1.LastOperationStateError),
+			reason: "an Error is still a creation to upstream",
+			want:   fsmtest.Wait(time.Minute), says: "Create Error, Gardener retries",
+		},
+		{
+			name: "a shoot being reconciled", status: operation(reconcile, gardencorev1beta1.LastOperationStateProcessing),
+			reason: "upstream polls a reconciliation every 30 seconds",
+			want:   fsmtest.Wait(30 * time.Second), says: "Gardener operation Reconcile is Processing",
+		},
+		{
+			name:        "a reconciliation whose retry Gardener has not picked up",
+			reason:      "a pending retry of a reconciliation polls as the reconciliation",
 			status:      operation(reconcile, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraQuotaExceeded),
 			annotations: map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.ShootOperationRetry},
-			want:        "Wait(30s, Gardener has not yet picked up the retry"},
+			want:        fsmtest.Wait(30 * time.Second), says: "Gardener has not yet picked up the retry",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			w := newWorld(t, rt)
 			if !tt.noShoot {
@@ -235,8 +284,13 @@ func TestWaitForShootPollsAsUpstream(t *testing.T) {
 			w.steps.UpstreamRequeues = true
 			upstream := w.steps.waitForShoot(t.Context(), rt)
 
-			checkOutcome(t, normal, "Wait(10s, ", "", "")
-			checkOutcome(t, upstream, tt.want, "", "")
+			fsmtest.Check(t, normal, fsmtest.Wait(10*time.Second))
+			fsmtest.Check(t, upstream, tt.want)
+			for _, out := range []fsm.Outcome{normal, upstream} {
+				if !strings.Contains(out.String(), tt.says) {
+					t.Errorf("outcome %s does not say %q", out, tt.says)
+				}
+			}
 		})
 	}
 }

@@ -27,7 +27,6 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
-	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
 // The step tests run each step against in-memory stores, in milliseconds and without an API
@@ -354,6 +353,3 @@ func testShoot(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
 func findCondition(rt *infrav1.Runtime, typ string) *metav1.Condition {
 	return meta.FindStatusCondition(rt.Status.Conditions, typ)
 }
-
-// outcome is what a step returned, as the engine's transcripts write it.
-func outcome(o fsm.Outcome) string { return o.String() }
