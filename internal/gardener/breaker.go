@@ -13,12 +13,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
-// Circuit states, as gardener_circuit_state reports them.
+// Circuit states, as the breaker's gauge reports them.
 const (
 	CircuitClosed   = 0
 	CircuitHalfOpen = 1
@@ -27,22 +26,6 @@ const (
 
 // ErrCircuitOpen is wrapped by the error of every call the breaker refuses.
 var ErrCircuitOpen = errors.New("gardener circuit breaker is open")
-
-var (
-	circuitOnce  sync.Once
-	circuitGauge prometheus.Gauge
-)
-
-func circuitState() prometheus.Gauge {
-	circuitOnce.Do(func() {
-		circuitGauge = prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "infrastructure_manager_gardener_circuit_state",
-			Help: "State of the Gardener circuit breaker: 0 closed, 1 half-open, 2 open.",
-		})
-		ctrlmetrics.Registry.MustRegister(circuitGauge)
-	})
-	return circuitGauge
-}
 
 // Breaker stops calling Gardener while it is down: after Threshold consecutive failures
 // (connection errors and 500, 502, 503, 504 replies; a 429 is an answer, not a failure) it opens
@@ -81,7 +64,8 @@ type BreakerConfig struct {
 	ReleaseWindow time.Duration
 	// Clock defaults to the real clock.
 	Clock clock.PassiveClock
-	// Gauge defaults to gardener_circuit_state.
+	// Gauge reports the circuit's state (the metrics package's GardenerCircuit). Nil reports
+	// it nowhere.
 	Gauge prometheus.Gauge
 }
 
@@ -90,12 +74,17 @@ func NewBreaker(c BreakerConfig) *Breaker {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
-	if c.Gauge == nil {
-		c.Gauge = circuitState()
-	}
-	c.Gauge.Set(CircuitClosed)
-	return &Breaker{threshold: c.Threshold, cooldown: c.Cooldown, window: c.ReleaseWindow,
+	b := &Breaker{threshold: c.Threshold, cooldown: c.Cooldown, window: c.ReleaseWindow,
 		clock: c.Clock, gauge: c.Gauge, closedAt: c.Clock.Now()}
+	b.report(CircuitClosed)
+	return b
+}
+
+// report sets the gauge, if there is one, to state.
+func (b *Breaker) report(state int) {
+	if b.gauge != nil {
+		b.gauge.Set(float64(state))
+	}
 }
 
 // Wrap puts the breaker in front of every call through cfg.
@@ -272,7 +261,7 @@ func (b *Breaker) open() {
 
 func (b *Breaker) set(state int) {
 	b.state = state
-	b.gauge.Set(float64(state))
+	b.report(state)
 }
 
 // isOutage tells the replies that mean Gardener is not serving.

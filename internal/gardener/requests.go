@@ -3,35 +3,14 @@ package gardener
 import (
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-var (
-	requestsOnce sync.Once
-	requests     *prometheus.CounterVec
-)
-
-// requestsTotal is infrastructure_manager_gardener_requests_total{verb,code}, registered with
-// controller-runtime's registry on first use. code is the HTTP status, or "error" when no reply
-// arrived.
-func requestsTotal() *prometheus.CounterVec {
-	requestsOnce.Do(func() {
-		requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "infrastructure_manager_gardener_requests_total",
-			Help: "Requests to the Gardener API by verb and HTTP status code (\"error\" when no reply arrived).",
-		}, []string{"verb", "code"})
-		ctrlmetrics.Registry.MustRegister(requests)
-	})
-	return requests
-}
-
-// Instrument makes every request through cfg count in gardener_requests_total.
-func Instrument(cfg *rest.Config) {
-	counter := requestsTotal()
+// Instrument makes every request through cfg count in requests, by verb and code (the
+// metrics package's GardenerRequests). code is the HTTP status, or "error" when no reply arrived.
+func Instrument(cfg *rest.Config, requests *prometheus.CounterVec) {
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 			resp, err := next.RoundTrip(req)
@@ -39,7 +18,7 @@ func Instrument(cfg *rest.Config) {
 			if err == nil {
 				code = strconv.Itoa(resp.StatusCode)
 			}
-			counter.WithLabelValues(verb(req), code).Inc()
+			requests.WithLabelValues(verb(req), code).Inc()
 			return resp, err //nolint:wrapcheck // a RoundTripper passes its transport's error through unchanged.
 		})
 	})

@@ -11,12 +11,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,6 +42,7 @@ import (
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -156,8 +155,13 @@ type Options struct {
 	// shadow's, so that they can be compared with what a shadow planned.
 	RecordWrites bool
 	// Recorder keeps the writes of Shadow or RecordWrites; New makes one, with its metrics in
-	// controller-runtime's registry, when it is nil.
+	// Metrics, when it is nil.
 	Recorder *shadow.Recorder
+	// Metrics are the metrics the manager updates. When it is nil, New builds them on
+	// controller-runtime's registry, which the metrics endpoint serves. A registry takes each
+	// metric once: a second manager in the same process needs the first one's Metrics, or its
+	// own on a fresh registry.
+	Metrics *metrics.Metrics
 	// unsupported holds upstream's feature flags for features this manager lacks; New refuses
 	// to start with one on.
 	unsupported map[string]*bool
@@ -350,9 +354,10 @@ func (o Options) ConvertOptions(l *landscape.Landscape) gardener.ConvertOptions 
 
 // addMetricsAndChecks registers upstream's metrics, but in a shadow, and the health checks.
 func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
-	// Registered once per process; a second manager in the same process (tests) keeps the first's.
+	// A second manager that shares o.Metrics (tests) keeps the first one's collector.
 	if !o.Shadow {
-		if err := ctrlmetrics.Registry.Register(newUpstreamMetrics(mgr.GetClient(), o.KubeconfigLifetime, o.RotateAfter)); err != nil && !isAlreadyRegistered(err) {
+		c := newUpstreamMetrics(mgr.GetClient(), o.Metrics.Upstream, o.KubeconfigLifetime, o.RotateAfter)
+		if err := o.Metrics.Register(c); err != nil && !metrics.IsAlreadyRegistered(err) {
 			return fmt.Errorf("register upstream's metrics: %w", err)
 		}
 	}
@@ -368,11 +373,6 @@ func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
 	return nil
 }
 
-func isAlreadyRegistered(err error) bool {
-	var are prometheus.AlreadyRegisteredError
-	return errors.As(err, &are)
-}
-
 // recorder returns the Recorder of the writes, nil when neither Shadow nor RecordWrites is set.
 func (o Options) recorder() *shadow.Recorder {
 	switch {
@@ -381,7 +381,7 @@ func (o Options) recorder() *shadow.Recorder {
 	case o.Recorder != nil:
 		return o.Recorder
 	}
-	return shadow.NewRecorder(ctrlmetrics.Registry, o.RecordWrites)
+	return shadow.NewRecorder(o.Metrics.Shadow, o.RecordWrites)
 }
 
 // guarded returns cfg, and the wrapper of the garden's transport, as a shadow's: each refuses
@@ -410,7 +410,7 @@ func recorded(rec *shadow.Recorder, mgr ctrl.Manager, garden cluster.Cluster) (c
 // left them, and alerts read them; an event is a write.
 func (o Options) engineObservers() []fsm.Option {
 	if !o.Shadow {
-		return []fsm.Option{fsm.WithMetrics(stepMetrics())}
+		return []fsm.Option{fsm.WithMetrics(o.Metrics.Steps)}
 	}
 	return []fsm.Option{fsm.WithRecorder(fsm.RecorderFunc(func(runtime.Object, string, string, string) {})),
 		fsm.WithObjectMetrics(nil, nil)}
@@ -468,19 +468,35 @@ func (o Options) validate() error {
 	return o.unsupportedFeatures()
 }
 
-// New returns a manager, not yet started, with both controllers: cfg reaches the cluster the
-// Runtimes live in, garden the Gardener project.
-func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
+// prepared returns the effective options, checked, and the landscape they load. The options
+// take the landscape's project. Their Metrics are built on controller-runtime's registry when
+// they have none.
+func (o Options) prepared() (Options, *landscape.Landscape, error) {
 	o = o.effective()
 	if err := o.validate(); err != nil {
-		return nil, err
+		return o, nil, err
 	}
 	l, err := o.Landscape()
 	if err != nil {
-		return nil, err
+		return o, nil, err
 	}
 	if l != nil {
 		o.GardenProject = l.Config.Converter.Gardener.ProjectName
+	}
+	if o.Metrics == nil {
+		if o.Metrics, err = metrics.New(ctrlmetrics.Registry); err != nil {
+			return o, nil, fmt.Errorf("metrics on controller-runtime's registry: %w", err)
+		}
+	}
+	return o, l, nil
+}
+
+// New returns a manager, not yet started, with both controllers: cfg reaches the cluster the
+// Runtimes live in, garden the Gardener project.
+func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
+	o, l, err := o.prepared()
+	if err != nil {
+		return nil, err
 	}
 	scheme, err := NewScheme()
 	if err != nil {
@@ -551,6 +567,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		Client:              cpClient,
 		Garden:              gardenClient,
 		Recorder:            rec,
+		Series:              o.Metrics.Runtimes,
 		Shadow:              o.Shadow,
 		GardenNamespace:     ns,
 		Namespace:           o.Namespace,
@@ -576,7 +593,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	err = gardenercluster.Setup(mgr, gardenercluster.Config{
 		Client: cpClient, Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenClient, Namespace: ns}, Recorder: rec,
 		Lifetime: o.KubeconfigLifetime, RotateAfter: o.RotateAfter, Policy: o.Policy,
-		ReconcileTimeout: o.GardenerClusterReconcileTimeout,
+		ReconcileTimeout: o.GardenerClusterReconcileTimeout, Expiration: o.Metrics.KubeconfigExpiration,
 	}, gcWorkers, engineOpts...)
 	if err != nil {
 		return nil, err
@@ -585,22 +602,6 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
-}
-
-// MetricsNamespace prefixes every metric the manager serves.
-const MetricsNamespace = "infrastructure_manager"
-
-var (
-	stepMetricsOnce sync.Once
-	stepMetricsSet  *fsm.Metrics
-)
-
-// stepMetrics are both engines' step metrics (infrastructure_manager_fsm_...), registered with
-// controller-runtime's registry, which the metrics endpoint serves, once per process: a second
-// manager in the same process (tests) shares them.
-func stepMetrics() *fsm.Metrics {
-	stepMetricsOnce.Do(func() { stepMetricsSet = fsm.NewMetrics(ctrlmetrics.Registry, MetricsNamespace) })
-	return stepMetricsSet
 }
 
 // gardenRESTMapper maps the kinds the manager uses in the Gardener project without asking
@@ -662,9 +663,10 @@ type gardenBreaker struct {
 func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options, guard func(http.RoundTripper) http.RoundTripper) (cluster.Cluster, gardenBreaker, error) {
 	cfg := rest.CopyConfig(garden)
 	gardener.WithRequestTimeout(cfg, o.GardenRequestTimeout)
-	gardener.Instrument(cfg)
+	gardener.Instrument(cfg, o.Metrics.GardenerRequests)
 	breaker := gardener.NewBreaker(gardener.BreakerConfig{
 		Threshold: o.CircuitThreshold, Cooldown: o.CircuitCooldown, ReleaseWindow: o.ReleaseWindow,
+		Gauge: o.Metrics.GardenerCircuit,
 	})
 	breaker.Wrap(cfg)
 	if guard != nil {

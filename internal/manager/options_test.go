@@ -14,6 +14,7 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 )
 
@@ -102,6 +104,7 @@ func TestNewRefusesABadLandscape(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := DefaultOptions()
 			o.ConverterConfig, o.APIServerACLEnabled = tt.config, tt.acl
+			o.Metrics = freshMetrics(t)
 			_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 			for _, want := range tt.want {
 				if err == nil || !strings.Contains(err.Error(), want) {
@@ -163,6 +166,7 @@ func TestUpstreamArguments(t *testing.T) {
 	if err := fs.Parse([]string{"--runtime-bootstrapper-enabled"}); err != nil {
 		t.Fatal(err)
 	}
+	o.Metrics = freshMetrics(t)
 	_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 	if err == nil || !strings.Contains(err.Error(), "--runtime-bootstrapper-enabled (the runtime bootstrapper)") {
 		t.Errorf("error = %v, want one naming the unsupported feature", err)
@@ -294,6 +298,7 @@ func TestNewRefusesNonPositiveIntervals(t *testing.T) {
 		for _, d := range []time.Duration{0, -time.Minute} {
 			o := DefaultOptions()
 			set(&o, d)
+			o.Metrics = freshMetrics(t)
 			_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 			if err == nil || !strings.Contains(err.Error(), flagName) {
 				t.Errorf("%s=%s: error %v, want one naming %s", flagName, d, err, flagName)
@@ -311,6 +316,7 @@ func TestNewRefusesABadUpstreamLease(t *testing.T) {
 	} {
 		o := DefaultOptions()
 		o.UpstreamLeaderElectionID = id
+		o.Metrics = freshMetrics(t)
 		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 		if err == nil || !strings.Contains(err.Error(), "--upstream-leader-election-id") || !strings.Contains(err.Error(), want) {
 			t.Errorf("--upstream-leader-election-id=%s: error %v, want one saying it %s", id, err, want)
@@ -342,6 +348,7 @@ func TestNewBindsThePprofAddress(t *testing.T) {
 	newManager := func(pprof string) error {
 		o := DefaultOptions()
 		o.MetricsAddr, o.ProbeAddr, o.PprofAddr, o.SkipNameValidation = "0", "0", pprof, true
+		o.Metrics = freshMetrics(t)
 		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 		return err
 	}
@@ -390,9 +397,21 @@ func TestNewRefusesAShadowThatWouldLeadOrRecord(t *testing.T) {
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
+		o.Metrics = freshMetrics(t)
 		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
 		}
 	}
+}
+
+// freshMetrics returns metrics on a registry of their own. Each New of a test takes them, since
+// controller-runtime's registry takes each metric once.
+func freshMetrics(t *testing.T) *metrics.Metrics {
+	t.Helper()
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

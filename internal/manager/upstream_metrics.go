@@ -10,12 +10,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 )
 
-// upstreamMetrics exports the per-object metrics upstream's manager exports, under its names
-// and label names (upstream's internal/controller/metrics: runtimeId, runtimeName, shoot, ...), so dashboards built on them keep working. It reads the Runtimes and
-// GardenerClusters from the manager's cache at each scrape; before the cache has synced it
-// exports nothing.
+// upstreamMetrics exports the per-object metrics upstream's manager exports. They keep
+// upstream's names and label names, so dashboards built on them keep working. The metrics
+// package declares them. The collector reads the Runtimes and GardenerClusters from the
+// manager's cache at each scrape. Before the cache has synced, it exports nothing.
 type upstreamMetrics struct {
 	reader             client.Reader
 	lifetime, rotation time.Duration
@@ -23,20 +24,14 @@ type upstreamMetrics struct {
 	runtimeState, clusterState, kubeconfigExpiration *prometheus.Desc
 }
 
-func newUpstreamMetrics(reader client.Reader, lifetime time.Duration, rotateAfter float64) *upstreamMetrics {
+func newUpstreamMetrics(reader client.Reader, d metrics.Upstream, lifetime time.Duration, rotateAfter float64) *upstreamMetrics {
 	return &upstreamMetrics{
-		reader:   reader,
-		lifetime: lifetime,
-		rotation: time.Duration(float64(lifetime) * rotateAfter),
-		runtimeState: prometheus.NewDesc("infrastructure_manager_im_runtime_state",
-			"Exposes current Status.state for Runtime CRs (upstream's metric)",
-			[]string{"runtimeId", "runtimeName", "shoot", "provider", "state", "message"}, nil),
-		clusterState: prometheus.NewDesc("infrastructure_manager_im_gardener_clusters_state",
-			"Indicates the Status.state for GardenerCluster CRs (upstream's metric)",
-			[]string{"runtimeId", "shoot", "state", "reason"}, nil),
-		kubeconfigExpiration: prometheus.NewDesc("infrastructure_manager_im_kubeconfig_expiration",
-			"Exposes current kubeconfig expiration value in epoch timestamp value format (upstream's metric)",
-			[]string{"runtimeId", "shoot", "expires", "rotationDuration", "expirationDuration"}, nil),
+		reader:               reader,
+		lifetime:             lifetime,
+		rotation:             time.Duration(float64(lifetime) * rotateAfter),
+		runtimeState:         d.RuntimeState,
+		clusterState:         d.ClusterState,
+		kubeconfigExpiration: d.KubeconfigExpiration,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 )
 
 // TestUpstreamMetricLabels checks that upstream's three per-object metrics carry exactly
@@ -34,7 +35,13 @@ func TestUpstreamMetricLabels(t *testing.T) {
 	reader := fake.NewClientBuilder().WithScheme(s).WithObjects(rt, gc).Build()
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newUpstreamMetrics(reader, 24*time.Hour, 0.6))
+	declared, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := declared.Register(newUpstreamMetrics(reader, declared.Upstream, 24*time.Hour, 0.6)); err != nil {
+		t.Fatal(err)
+	}
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 )
 
 // Targets a write goes to.
@@ -130,31 +132,17 @@ type recordKey struct {
 	types.NamespacedName
 }
 
-// Metric names of a Recorder, under the manager's prefix.
-const (
-	MetricPlannedWrites   = "infrastructure_manager_shadow_planned_writes"
-	MetricRefusedRequests = "infrastructure_manager_shadow_refused_requests_total"
-)
-
-// NewRecorder returns a Recorder that registers its metrics with reg. A shadow's Recorder keeps
-// the latest pass of each object; a live one (live true) keeps every write.
-func NewRecorder(reg prometheus.Registerer, live bool) *Recorder {
-	r := &Recorder{
+// NewRecorder returns a Recorder that keeps its metrics in m. A shadow's Recorder keeps the
+// latest pass of each object; a live one (live true) keeps every write.
+func NewRecorder(m metrics.Shadow, live bool) *Recorder {
+	return &Recorder{
 		live:    live,
 		clock:   time.Now,
 		records: map[recordKey]Record{},
 		seen:    map[recordKey]bool{},
-		planned: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: MetricPlannedWrites,
-			Help: "Writes the latest pass over an object would make (shadow mode) or made (recorded writes), by target and kind of the object written.",
-		}, []string{"controller", "namespace", "name", "target", "kind"}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricRefusedRequests,
-			Help: "Requests that could change state which a shadow manager refused to send, by target; any is a code path that writes without its dry run.",
-		}, []string{"target"}),
+		planned: m.PlannedWrites,
+		refused: m.RefusedRequests,
 	}
-	reg.MustRegister(r.planned, r.refused)
-	return r
 }
 
 // RefusedRequests is the counter of the requests to target that a shadow's guard refused.

@@ -27,7 +27,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 )
+
+// newRecorder returns a Recorder whose metrics are registered with reg.
+func newRecorder(t *testing.T, reg prometheus.Registerer, live bool) *Recorder {
+	t.Helper()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewRecorder(m.Shadow, live)
+}
 
 // TestGuardSendsOnlyWhatChangesNothing sends every kind of request through a shadow's guard to
 // a server that counts what reaches it.
@@ -38,7 +50,7 @@ func TestGuardSendsOnlyWhatChangesNothing(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer srv.Close()
-	rec := NewRecorder(prometheus.NewRegistry(), false)
+	rec := newRecorder(t, prometheus.NewRegistry(), false)
 	rt := rec.Guard(TargetGarden)(http.DefaultTransport)
 	cases := []struct {
 		method, path string
@@ -167,7 +179,7 @@ func TestShadowClientWritesNothingAndRecordsEveryChange(t *testing.T) {
 	gone := configMap("gone", nil)
 	api := fake.NewClientBuilder().WithObjects(existing.DeepCopy(), gone.DeepCopy()).Build()
 	reg := prometheus.NewRegistry()
-	rec := NewRecorder(reg, false)
+	rec := newRecorder(t, reg, false)
 	c := rec.Client(api, api, TargetControlPlane)
 	runPass(t, rec, "rt-1", func(ctx context.Context) error {
 		if err := c.Create(ctx, configMap("new", map[string]string{"x": "y"})); err != nil {
@@ -238,7 +250,7 @@ func TestShadowClientWritesNothingAndRecordsEveryChange(t *testing.T) {
 // refused follows from the refusal and is not recorded.
 func TestRefusedCredentialEndsThePassRecord(t *testing.T) {
 	api := fake.NewClientBuilder().Build()
-	rec := NewRecorder(prometheus.NewRegistry(), false)
+	rec := newRecorder(t, prometheus.NewRegistry(), false)
 	c := rec.Client(api, api, TargetGarden)
 	runPass(t, rec, "rt-2", func(ctx context.Context) error {
 		err := c.SubResource("adminkubeconfig").Create(ctx, configMap("shoot", nil), &corev1.ConfigMap{})
@@ -258,7 +270,7 @@ func TestRefusedCredentialEndsThePassRecord(t *testing.T) {
 // passes, and they land.
 func TestLiveRecorderKeepsEveryWrite(t *testing.T) {
 	api := fake.NewClientBuilder().Build()
-	rec := NewRecorder(prometheus.NewRegistry(), true)
+	rec := newRecorder(t, prometheus.NewRegistry(), true)
 	c := rec.Client(api, api, TargetRuntime)
 	runPass(t, rec, "rt-3", func(ctx context.Context) error { return c.Create(ctx, configMap("one", nil)) })
 	runPass(t, rec, "rt-3", func(context.Context) error { return nil })
@@ -299,7 +311,7 @@ func TestUncertainWriteEndsThePassRecord(t *testing.T) {
 			return apierrors.NewForbidden(corev1.Resource("configmaps"), obj.GetName(), errors.New("deletion not confirmed"))
 		},
 	})
-	rec := NewRecorder(prometheus.NewRegistry(), false)
+	rec := newRecorder(t, prometheus.NewRegistry(), false)
 	c := rec.Client(api, api, TargetGarden)
 	confirmAndDelete := func(ctx context.Context) error {
 		before := configMap("shoot", nil)
@@ -346,7 +358,7 @@ func protobufDeleteOptions(t *testing.T, dryRun []string) string {
 // of one that is, the values it changes.
 func TestApplyRecordsCreateOrChanges(t *testing.T) {
 	api := fake.NewClientBuilder().WithObjects(configMap("there", map[string]string{"a": "1"})).Build()
-	rec := NewRecorder(prometheus.NewRegistry(), false)
+	rec := newRecorder(t, prometheus.NewRegistry(), false)
 	c := rec.Client(api, api, TargetRuntime)
 	apply := func(ctx context.Context, name, value string) error {
 		u := &unstructured.Unstructured{}

@@ -3,6 +3,7 @@ package fsm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -10,6 +11,18 @@ import (
 
 	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
+)
+
+// The labels the engine sets on its series.
+const (
+	// LabelController is the machine's name, on the step metrics.
+	LabelController = "controller"
+	// LabelStep is the step's name.
+	LabelStep = "step"
+	// LabelReason is the reason of the last error.
+	LabelReason = "reason"
+	// LabelClass is the class of the last error (package retry).
+	LabelClass = "class"
 )
 
 // Metrics are the engine's Prometheus metrics about steps: durations, failures, retries and
@@ -22,30 +35,73 @@ type Metrics struct {
 	exhausted    *prometheus.CounterVec
 }
 
-// NewMetrics creates the engine's metrics, named <namespace>_fsm_..., and registers them with
-// reg.
-func NewMetrics(reg prometheus.Registerer, namespace string) *Metrics {
+// StepSeries names the engine's step metrics. The caller names them, as it names ObjectSeries:
+// they are its contract with its alerts and dashboards. The engine sets their labels.
+type StepSeries struct {
+	// Namespace prefixes every name, as prometheus.Opts.Namespace does. It may be empty.
+	Namespace string
+	// Duration is a histogram of how long a step's Run took, labelled controller and step.
+	Duration Series
+	// Failures counts failed step runs, labelled controller, step and class.
+	Failures Series
+	// Retries counts step runs that retried a failure, labelled controller and step. Polls of
+	// a waiting step are no retries.
+	Retries Series
+	// Exhausted counts steps that ended Failed, labelled controller, step and class.
+	Exhausted Series
+}
+
+// stepBuckets are the bounds of the Duration histogram, in seconds.
+var stepBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// NewMetrics creates the step metrics that s names and registers them with reg. It fails when a
+// series has no name or help text, or when reg refuses one; then nothing stays registered.
+func NewMetrics(reg prometheus.Registerer, s StepSeries) (*Metrics, error) {
+	if err := errors.Join(unnamed(map[string]Series{"Duration": s.Duration, "Failures": s.Failures,
+		"Retries": s.Retries, "Exhausted": s.Exhausted})...); err != nil {
+		return nil, fmt.Errorf("step series: %w", err)
+	}
+	counter := func(series Series, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: s.Namespace, Name: series.Name, Help: series.Help}, labels)
+	}
 	m := &Metrics{
 		stepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "fsm_step_duration_seconds",
-			Help:    "Time a step's Run took, by controller and step.",
-			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
-		}, []string{"controller", "step"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "fsm_step_failures_total",
-			Help: "Failed step runs, by controller, step and error class.",
-		}, []string{"controller", "step", "class"}),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "fsm_retries_total",
-			Help: "Step runs that retried a failure (never polls of a waiting step).",
-		}, []string{"controller", "step"}),
-		exhausted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "fsm_retries_exhausted_total",
-			Help: "Steps that ended Failed: budget exhausted, terminal error or timeout, by class.",
-		}, []string{"controller", "step", "class"}),
+			Namespace: s.Namespace, Name: s.Duration.Name, Help: s.Duration.Help, Buckets: stepBuckets,
+		}, []string{LabelController, LabelStep}),
+		failures:  counter(s.Failures, LabelController, LabelStep, LabelClass),
+		retries:   counter(s.Retries, LabelController, LabelStep),
+		exhausted: counter(s.Exhausted, LabelController, LabelStep, LabelClass),
 	}
-	reg.MustRegister(m.stepDuration, m.failures, m.retries, m.exhausted)
-	return m
+	if err := register(reg, m.stepDuration, m.failures, m.retries, m.exhausted); err != nil {
+		return nil, fmt.Errorf("register step series: %w", err)
+	}
+	return m, nil
+}
+
+// unnamed returns an error for each series without a name or a help text, in the order of
+// their keys.
+func unnamed(series map[string]Series) []error {
+	var errs []error
+	for _, what := range slices.Sorted(maps.Keys(series)) {
+		if series[what].Name == "" || series[what].Help == "" {
+			errs = append(errs, fmt.Errorf("series %s needs a name and a help text", what))
+		}
+	}
+	return errs
+}
+
+// register registers every collector with reg, or none: it undoes what it did when reg refuses
+// one.
+func register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	for i, c := range cs {
+		if err := reg.Register(c); err != nil {
+			for _, r := range cs[:i] {
+				reg.Unregister(r)
+			}
+			return err //nolint:wrapcheck // the callers wrap it.
+		}
+	}
+	return nil
 }
 
 // precreate sets every counter of a machine to 0, so rate() and increase() see the first failure.
@@ -62,11 +118,11 @@ func (m *Metrics) precreate(controller string, steps []string) {
 	}
 }
 
-// Series names one gauge of ObjectSeries.
+// Series names one metric of StepSeries or ObjectSeries.
 type Series struct {
-	// Name of the gauge, after the namespace.
+	// Name of the metric, after the namespace.
 	Name string
-	// Help text of the gauge.
+	// Help text of the metric.
 	Help string
 }
 
@@ -95,26 +151,14 @@ type ObjectSeries struct {
 	StepLabels []string
 }
 
-// The labels the engine adds to the series of ObjectSeries.
-const (
-	labelStep   = "step"
-	labelReason = "reason"
-	labelClass  = "class"
-)
-
 // validate checks that every series has a name and that the labels are distinct and not the
 // engine's own; the registry checks that they are valid label names.
 func (s ObjectSeries) validate() error {
-	var errs []error
-	for what, series := range map[string]Series{"Failed": s.Failed, "Retrying": s.Retrying,
-		"StepEntered": s.StepEntered, "StepDeadline": s.StepDeadline} {
-		if series.Name == "" || series.Help == "" {
-			errs = append(errs, fmt.Errorf("series %s needs a name and a help text", what))
-		}
-	}
+	errs := unnamed(map[string]Series{"Failed": s.Failed, "Retrying": s.Retrying,
+		"StepEntered": s.StepEntered, "StepDeadline": s.StepDeadline})
 	seen := map[string]bool{}
 	for _, l := range s.Labels {
-		if l == "" || seen[l] || l == labelStep || l == labelReason || l == labelClass {
+		if l == "" || seen[l] || l == LabelStep || l == LabelReason || l == LabelClass {
 			errs = append(errs, fmt.Errorf("label %q is empty, repeated or one the engine sets", l))
 		}
 		seen[l] = true
@@ -158,23 +202,16 @@ func NewObjectMetrics(reg prometheus.Registerer, s ObjectSeries) (*ObjectMetrics
 			slices.Concat(labels...))
 	}
 	m := &ObjectMetrics{
-		failed:       gauge(s.Failed, s.Labels, []string{labelStep, labelReason, labelClass}),
-		retrying:     gauge(s.Retrying, s.Labels, []string{labelStep, labelReason}),
-		stepEntered:  gauge(s.StepEntered, s.StepLabels, []string{labelStep}),
-		stepDeadline: gauge(s.StepDeadline, s.StepLabels, []string{labelStep}),
+		failed:       gauge(s.Failed, s.Labels, []string{LabelStep, LabelReason, LabelClass}),
+		retrying:     gauge(s.Retrying, s.Labels, []string{LabelStep, LabelReason}),
+		stepEntered:  gauge(s.StepEntered, s.StepLabels, []string{LabelStep}),
+		stepDeadline: gauge(s.StepDeadline, s.StepLabels, []string{LabelStep}),
 		labels:       slices.Clone(s.Labels),
 		stepLabels:   slices.Clone(s.StepLabels),
 		series:       map[string]objectSeries{},
 	}
-	var registered []prometheus.Collector
-	for _, c := range []prometheus.Collector{m.failed, m.retrying, m.stepEntered, m.stepDeadline} {
-		if err := reg.Register(c); err != nil {
-			for _, r := range registered {
-				reg.Unregister(r)
-			}
-			return nil, fmt.Errorf("register object series: %w", err)
-		}
-		registered = append(registered, c)
+	if err := register(reg, m.failed, m.retrying, m.stepEntered, m.stepDeadline); err != nil {
+		return nil, fmt.Errorf("register object series: %w", err)
 	}
 	return m, nil
 }
@@ -197,13 +234,13 @@ func (m *ObjectMetrics) sync(key string, id prometheus.Labels, st *fsmv1.EngineS
 	want := objectSeries{}
 	r := st.Retry
 	if st.State == fsmv1.StateFailed && r != nil {
-		want.failed = pick(id, m.labels, labelStep, r.Step, labelReason, r.Reason, labelClass, r.Class)
+		want.failed = pick(id, m.labels, LabelStep, r.Step, LabelReason, r.Reason, LabelClass, r.Class)
 	}
 	if st.State != fsmv1.StateFailed && r != nil && r.Attempt > 0 {
-		want.retrying = pick(id, m.labels, labelStep, r.Step, labelReason, r.Reason)
+		want.retrying = pick(id, m.labels, LabelStep, r.Step, LabelReason, r.Reason)
 	}
 	if st.State != fsmv1.StateReady && st.Step != nil {
-		want.entered = pick(id, m.stepLabels, labelStep, st.Step.Name)
+		want.entered = pick(id, m.stepLabels, LabelStep, st.Step.Name)
 	}
 
 	m.mu.Lock()

@@ -28,6 +28,27 @@ var widgetSeries = fsm.ObjectSeries{
 	StepLabels:   []string{"widget"},
 }
 
+// stepSeries are the step metrics of these tests, named <namespace>_fsm_...
+func stepSeries(namespace string) fsm.StepSeries {
+	return fsm.StepSeries{
+		Namespace: namespace,
+		Duration:  fsm.Series{Name: "fsm_step_duration_seconds", Help: "Time a step's Run took."},
+		Failures:  fsm.Series{Name: "fsm_step_failures_total", Help: "Failed step runs."},
+		Retries:   fsm.Series{Name: "fsm_retries_total", Help: "Step runs that retried a failure."},
+		Exhausted: fsm.Series{Name: "fsm_retries_exhausted_total", Help: "Steps that ended Failed."},
+	}
+}
+
+// newStepMetrics registers the step metrics of stepSeries(namespace) with reg.
+func newStepMetrics(t *testing.T, reg prometheus.Registerer, namespace string) *fsm.Metrics {
+	t.Helper()
+	m, err := fsm.NewMetrics(reg, stepSeries(namespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // widgetLabels identifies a widget in its series.
 func widgetLabels(o client.Object) prometheus.Labels {
 	return prometheus.Labels{"widget": o.GetName(), "owner": o.GetLabels()["owner"]}
@@ -121,7 +142,7 @@ func TestSeriesAreKeptPerController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []fsm.Option{fsm.WithMetrics(fsm.NewMetrics(reg, "infrastructure_manager")), fsm.WithObjectMetrics(series, widgetLabels)}
+	opts := []fsm.Option{fsm.WithMetrics(newStepMetrics(t, reg, "example")), fsm.WithObjectMetrics(series, widgetLabels)}
 	widgets, gadgets := failingEngine(t, "widgets", "Build", opts...), failingEngine(t, "gadgets", "Assemble", opts...)
 	w, g := newWidget(), newWidget()
 	for range 2 {
@@ -138,5 +159,31 @@ func TestSeriesAreKeptPerController(t *testing.T) {
 	widgets.Forget(types.NamespacedName{Namespace: "kcp-system", Name: "w-1"})
 	if n := testutil.CollectAndCount(reg, "example_widget_failed"); n != 0 {
 		t.Errorf("%d failed series left after both objects are gone", n)
+	}
+}
+
+// TestStepSeriesAreChecked gives step series without a name or a help text, and names one twice:
+// each is refused, and nothing stays registered.
+func TestStepSeriesAreChecked(t *testing.T) {
+	tests := []struct {
+		name   string                  // what is wrong
+		change func(s *fsm.StepSeries) // breaks stepSeries
+	}{
+		{name: "a series without a name", change: func(s *fsm.StepSeries) { s.Retries.Name = "" }},
+		{name: "a series without a help text", change: func(s *fsm.StepSeries) { s.Duration.Help = "" }},
+		{name: "a name used twice", change: func(s *fsm.StepSeries) { s.Exhausted.Name = s.Failures.Name }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := stepSeries("example")
+			tc.change(&s)
+			reg := prometheus.NewRegistry()
+			if _, err := fsm.NewMetrics(reg, s); err == nil {
+				t.Error("no error")
+			}
+			if _, err := fsm.NewMetrics(reg, stepSeries("example")); err != nil {
+				t.Errorf("the refused series left something registered: %v", err)
+			}
+		})
 	}
 }

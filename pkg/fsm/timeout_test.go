@@ -49,7 +49,7 @@ func TestStepTimeoutFreesTheWorker(t *testing.T) {
 // it left, and no failure is counted.
 func TestStoppingIsNotAFailure(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	metrics := fsm.NewMetrics(reg, "example")
+	metrics := newStepMetrics(t, reg, "example")
 	running := make(chan struct{})
 	e, err := fsm.New(fsm.Machine[*widget]{
 		Name: "example", Start: "First",

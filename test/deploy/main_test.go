@@ -27,11 +27,13 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/deploy"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -57,6 +59,9 @@ var (
 	// run is the manager the tests started under the installed identity; nil when the install
 	// was refused.
 	run *managerRun
+	// runMetrics are the metrics of run, on controller-runtime's registry, which /metrics serves.
+	// The registry takes each metric once, so a restarted manager takes them again.
+	runMetrics *metrics.Metrics
 )
 
 // installation is what the tests read from the rendered manifests.
@@ -320,6 +325,12 @@ func startManager(ctx context.Context) error {
 	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = time.Minute, time.Minute, time.Minute, 2*time.Second
 	// The shortest lifetime Gardener grants, rotated after about 6s, so that a rotation is seen.
 	o.KubeconfigLifetime, o.RotateAfter = 10*time.Minute, 0.01
+	if runMetrics == nil {
+		if runMetrics, err = metrics.New(ctrlmetrics.Registry); err != nil {
+			return err
+		}
+	}
+	o.Metrics = runMetrics
 	mgr, err := manager.New(installed.config, sim.RESTConfig(), o)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 )
@@ -37,7 +38,12 @@ func TestShadowWritesNeedTheShadowReader(t *testing.T) {
 	o.MetricsAddr, o.ProbeAddr = addr, "0"
 	o.ConverterConfig, o.APIServerACLEnabled = converterConfig(), true
 	o.SkipNameValidation, o.LeaderElection, o.Shadow = true, false, true
-	o.Recorder = shadow.NewRecorder(prometheus.NewRegistry(), false)
+	// Its own metrics: the running manager serves its own on controller-runtime's registry.
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Metrics, o.Recorder = m, shadow.NewRecorder(m.Shadow, false)
 	mgr, err := manager.New(installed.config, sim.RESTConfig(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -629,7 +629,7 @@ func ensureManager(t *testing.T) {
 	default:
 		return
 	}
-	mgr, err := manager.New(sys.env.Config, sys.sim.RESTConfig(), managerOptions(sys.metricsAddr))
+	mgr, err := manager.New(sys.env.Config, sys.sim.RESTConfig(), managerOptions(sys.metricsAddr, sys.metrics))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,13 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
@@ -80,7 +82,10 @@ type stack struct {
 	simLog, simProcessLog *os.File
 
 	// metricsAddr is where the manager serves /metrics and Prometheus scrapes it.
-	metricsAddr     string
+	metricsAddr string
+	// metrics are the managers', on controller-runtime's registry, which /metrics serves. The
+	// registry takes each metric once, so every manager of the suite takes these.
+	metrics         *metrics.Metrics
 	cancelManager   context.CancelFunc
 	managerDone     chan struct{}
 	managerErr      error
@@ -245,7 +250,12 @@ func (s *stack) startManager(ctx context.Context) error {
 	if s.metricsAddr, err = subprocess.LoopbackAddress(0); err != nil {
 		return err
 	}
-	mgr, err := manager.New(s.env.Config, s.sim.RESTConfig(), managerOptions(s.metricsAddr))
+	if s.metrics == nil {
+		if s.metrics, err = metrics.New(ctrlmetrics.Registry); err != nil {
+			return err
+		}
+	}
+	mgr, err := manager.New(s.env.Config, s.sim.RESTConfig(), managerOptions(s.metricsAddr, s.metrics))
 	if err != nil {
 		return err
 	}
@@ -276,9 +286,10 @@ func testPolicy() retry.Policy {
 }
 
 // managerOptions are the options of every manager the suite starts, serving metrics on
-// metricsAddr.
-func managerOptions(metricsAddr string) manager.Options {
+// metricsAddr. m are the suite's metrics.
+func managerOptions(metricsAddr string, m *metrics.Metrics) manager.Options {
 	o := manager.DefaultOptions()
+	o.Metrics = m
 	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, metricsAddr, "0", 4, true
 	// The test's Prometheus scrapes plain HTTP (test/deploy checks the shipped HTTPS endpoint).
 	o.MetricsSecure = false

@@ -1,15 +1,13 @@
 package gardenercluster
 
 import (
-	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -51,6 +49,9 @@ type Config struct {
 	// Recorder records the writes of each pass over a GardenerCluster (package shadow); Client
 	// and Kubeconfigs come wrapped already.
 	Recorder *shadow.Recorder
+	// Expiration is when each stored admin kubeconfig expires (the metrics package's
+	// KubeconfigExpiration). Nil publishes it nowhere.
+	Expiration *metrics.ObjectGauge
 }
 
 // NewMachine returns the GardenerCluster controller's transition table.
@@ -71,22 +72,4 @@ func NewMachine(cfg Config) fsm.Machine[*infrav1.GardenerCluster] {
 		Steps:         []fsm.Step[*infrav1.GardenerCluster]{{Name: StepEnsureKubeconfig, Run: k.ensure}},
 		DefaultPolicy: cfg.Policy,
 	}
-}
-
-var (
-	expirationOnce sync.Once
-	expiration     *prometheus.GaugeVec
-)
-
-// expirationGauge is infrastructure_manager_kubeconfig_expiration_timestamp_seconds, registered
-// with controller-runtime's registry on first use.
-func expirationGauge() *prometheus.GaugeVec {
-	expirationOnce.Do(func() {
-		expiration = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "infrastructure_manager_kubeconfig_expiration_timestamp_seconds",
-			Help: "When the stored admin kubeconfig of a runtime expires (unix seconds).",
-		}, []string{"runtime_id", "shoot"})
-		ctrlmetrics.Registry.MustRegister(expiration)
-	})
-	return expiration
 }

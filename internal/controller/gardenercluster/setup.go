@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,7 +21,12 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 	opts = append([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
 		fsm.WithResync(time.Hour),
-		fsm.WithOnForget(forget),
+		fsm.WithOnForget(func(key types.NamespacedName) {
+			// The expiration series goes with its GardenerCluster.
+			if cfg.Expiration != nil {
+				cfg.Expiration.Forget(key.String())
+			}
+		}),
 		fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),
 		// A forced rotation runs the machine of a Ready GardenerCluster again at once.
 		fsm.WithInputs(func(o client.Object) string { return o.GetAnnotations()[infrav1.AnnotationForceKubeconfigRotation] }),

@@ -3,7 +3,6 @@ package gardenercluster
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -271,21 +271,10 @@ func (k kubeconfigs) clearForcedRotation(ctx context.Context, gc *infrav1.Garden
 }
 
 func (k kubeconfigs) publish(gc *infrav1.GardenerCluster, expires time.Time) {
-	if k.Recorder != nil && !k.Recorder.Live() {
+	if k.Expiration == nil || (k.Recorder != nil && !k.Recorder.Live()) {
 		// A shadow exports none of the series alerts read: the manager it shadows does.
 		return
 	}
-	labels := prometheus.Labels{"runtime_id": gc.Labels[infrav1.LabelRuntimeID], "shoot": gc.Spec.Shoot.Name}
-	expirationGauge().With(labels).Set(float64(expires.Unix()))
-	published.Store(client.ObjectKeyFromObject(gc), labels)
-}
-
-// published remembers the series of each GardenerCluster, so it goes with the object.
-var published sync.Map
-
-// forget deletes the expiration series of a GardenerCluster that is gone.
-func forget(key types.NamespacedName) {
-	if labels, ok := published.LoadAndDelete(key); ok {
-		expirationGauge().Delete(labels.(prometheus.Labels))
-	}
+	labels := prometheus.Labels{metrics.LabelRuntimeID: gc.Labels[infrav1.LabelRuntimeID], metrics.LabelShoot: gc.Spec.Shoot.Name}
+	k.Expiration.Set(client.ObjectKeyFromObject(gc).String(), labels, float64(expires.Unix()))
 }

@@ -1,7 +1,4 @@
 package runtime
 
-// RuntimeSeries and RuntimeLabels expose the Runtime's metric series and their labels.
-var (
-	RuntimeSeries = runtimeSeries
-	RuntimeLabels = runtimeLabels
-)
+// RuntimeLabels exposes the labels that identify a Runtime in its series.
+var RuntimeLabels = runtimeLabels

@@ -113,6 +113,9 @@ type Config struct {
 	// Recorder records the writes of each pass over a Runtime (package shadow): Setup wraps the
 	// reconciler and the runtime clusters' clients; Client and Garden come wrapped already.
 	Recorder *shadow.Recorder
+	// Series are the series the engine keeps about each Runtime (the metrics package's
+	// Runtimes). Nil keeps none.
+	Series *fsm.ObjectMetrics
 	// Shadow makes the runtime clusters' connections a shadow's, which send nothing but reads
 	// and dry runs; it needs Recorder.
 	Shadow bool

@@ -14,6 +14,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -23,7 +24,7 @@ import (
 // texts and labels must stay as shipped.
 func TestRuntimeSeriesAreTheShippedOnes(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	series, err := fsm.NewObjectMetrics(reg, runtimectrl.RuntimeSeries)
+	m, err := metrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestRuntimeSeriesAreTheShippedOnes(t *testing.T) {
 				}
 				return fsm.Fail(retry.Transient("InfraQuotaExceeded", errors.New("quota")))
 			}}},
-	}, fsm.WithObjectMetrics(series, runtimectrl.RuntimeLabels),
+	}, fsm.WithObjectMetrics(m.Runtimes, runtimectrl.RuntimeLabels),
 		fsm.WithClock(clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +63,8 @@ infrastructure_manager_runtime_step_deadline_seconds{runtime_id="id-retrying",st
 infrastructure_manager_runtime_step_entered_timestamp_seconds{runtime_id="id-failed",step="WaitForShoot"} 1.7672256e+09
 infrastructure_manager_runtime_step_entered_timestamp_seconds{runtime_id="id-retrying",step="WaitForShoot"} 1.7672256e+09
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "infrastructure_manager_runtime_failed", "infrastructure_manager_runtime_retrying",
+		"infrastructure_manager_runtime_step_deadline_seconds", "infrastructure_manager_runtime_step_entered_timestamp_seconds"); err != nil {
 		t.Error(err)
 	}
 }

@@ -52,13 +52,9 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &infrav1.Runtime{}, IndexShootName, shootNameOf); err != nil {
 		return fmt.Errorf("index Runtimes by shoot name: %w", err)
 	}
-	series, err := runtimeMetrics()
-	if err != nil {
-		return fmt.Errorf("runtime metrics: %w", err)
-	}
 	opts = append([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
-		fsm.WithObjectMetrics(series, runtimeLabels),
+		fsm.WithObjectMetrics(cfg.Series, runtimeLabels),
 		fsm.WithLogValues(runtimeLogValues),
 		fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),
 		fsm.WithInputs(s.inputs),

@@ -93,11 +93,24 @@ var exampleSeries = fsm.ObjectSeries{
 	StepLabels:   []string{"id"},
 }
 
+// exampleSteps are the example controller's step metrics.
+var exampleSteps = fsm.StepSeries{
+	Namespace: "example",
+	Duration:  fsm.Series{Name: "fsm_step_duration_seconds", Help: "Time a step's Run took."},
+	Failures:  fsm.Series{Name: "fsm_step_failures_total", Help: "Failed step runs."},
+	Retries:   fsm.Series{Name: "fsm_retries_total", Help: "Step runs that retried a failure."},
+	Exhausted: fsm.Series{Name: "fsm_retries_exhausted_total", Help: "Steps that ended Failed."},
+}
+
 // startManager runs the example controller, with its metrics registered with reg, until the
 // returned stop is called.
 func startManager(t *testing.T, w *world, reg *prometheus.Registry) (stop func()) {
 	t.Helper()
 	series, err := fsm.NewObjectMetrics(reg, exampleSeries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := fsm.NewMetrics(reg, exampleSteps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +138,7 @@ func startManager(t *testing.T, w *world, reg *prometheus.Registry) (stop func()
 	}
 	engine, err := fsm.New(machine,
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("example-controller"))),
-		fsm.WithMetrics(fsm.NewMetrics(reg, "infrastructure_manager")),
+		fsm.WithMetrics(steps),
 		fsm.WithProbeInterval(time.Hour),
 		fsm.WithObjectMetrics(series, func(o client.Object) prometheus.Labels {
 			return prometheus.Labels{"id": o.GetLabels()[infrav1.LabelRuntimeID], "name": o.GetName()}

@@ -27,6 +27,7 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
@@ -100,7 +101,12 @@ func startRecording(t *testing.T, ns string, shadowed bool, cp, garden *requestL
 	o.KubeconfigLifetime, o.RotateAfter = time.Hour, 0.5
 	o.Namespace = ns
 	o.Shadow, o.RecordWrites = shadowed, !shadowed
-	o.Recorder = shadow.NewRecorder(prometheus.NewRegistry(), !shadowed)
+	// Its own metrics: the suite's manager serves its own on controller-runtime's registry.
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Metrics, o.Recorder = m, shadow.NewRecorder(m.Shadow, !shadowed)
 	cpConfig, gardenConfig := rest.CopyConfig(env.Config), rest.CopyConfig(sim.RESTConfig())
 	cpConfig.Wrap(cp.wrap)
 	gardenConfig.Wrap(garden.wrap)
