@@ -18,12 +18,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/garden"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/scenario"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/shootcluster"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/garden"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/shootcluster"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/lifecycle"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
 )
 
 // watchScenario prints, every two seconds at most, what the simulator's rules did: the cause of

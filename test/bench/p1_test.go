@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 )
 
 // p1Result is one provisioning run.

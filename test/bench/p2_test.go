@@ -12,10 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 )
 
 // p2Result is one outage run.

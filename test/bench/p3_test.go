@@ -8,8 +8,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
 )
 
 // p3Result is one restart run.

@@ -22,11 +22,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 )
 
 // stack is what every run shares: the control plane in this process, the simulator as a

@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 )
 
 // TestChaos provisions the profile's Runtimes through the real binaries while it kills manager

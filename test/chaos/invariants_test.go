@@ -15,7 +15,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 )
 
 // Where the invariants look, besides the watch's record (recorder_test.go):

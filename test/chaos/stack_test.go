@@ -23,14 +23,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/scenario"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
 )
 
 // Fixed parts of the wiring.

@@ -30,10 +30,10 @@ import (
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/deploy"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 

@@ -19,11 +19,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
