@@ -31,7 +31,7 @@ func (e *env) watchScenario(sim *gardensim.Simulator) {
 			}
 		}
 	}()
-	e.pushQuiet("scenario watcher", func() error { cancel(); <-done; return nil })
+	e.stack.AddQuiet("scenario watcher", func() error { cancel(); <-done; return nil })
 }
 
 // ruleHits reads the simulator's rule counters.

@@ -88,7 +88,7 @@ func runChaos(t *testing.T, p profile) {
 	ctx, cancel := context.WithDeadline(context.Background(), endBy)
 	defer cancel()
 
-	s := &stack{dir: dir, assets: assets, stopping: make(chan struct{})}
+	s := &suite{dir: dir, assets: assets, stopping: make(chan struct{})}
 	t.Cleanup(func() {
 		if err := s.stop(); err != nil {
 			t.Errorf("stop: %v", err)
@@ -128,7 +128,7 @@ func runChaos(t *testing.T, p profile) {
 type run struct {
 	t    *testing.T
 	p    profile
-	s    *stack
+	s    *suite
 	rep  *report
 	rec  *recorder
 	reqs *requestLog

@@ -521,7 +521,7 @@ func waitDelivery(t *testing.T, r *receiver, m match, timeout time.Duration) del
 	})
 	if err != nil {
 		t.Fatalf("%s: nothing with %s arrived within %s: %v\n%s\nalertmanager:\n%s",
-			r.name, m, timeout, err, r.dump(), sys.am.logTail(10))
+			r.name, m, timeout, err, r.dump(), sys.mon.Alertmanager.LogTail(10))
 	}
 	return got
 }

@@ -1,4 +1,4 @@
-package localenv
+package stack
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
@@ -29,8 +28,8 @@ func FindMonitoring() (prometheus, alertmanager string) {
 	return FindMonitoringIn(".")
 }
 
-// FindMonitoringIn is FindMonitoring for the repository at root, for callers that run elsewhere
-// (the end-to-end tests).
+// FindMonitoringIn is FindMonitoring for the repository at root.
+// It is for callers that run elsewhere, such as the end-to-end tests.
 func FindMonitoringIn(root string) (prometheus, alertmanager string) {
 	return findMonitoring(root, os.Getenv, exec.LookPath)
 }
@@ -64,45 +63,69 @@ func isExecutable(path string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
-// MonitoringOptions configure the local Prometheus and Alertmanager.
+// MonitoringOptions say how to run Prometheus and Alertmanager.
 type MonitoringOptions struct {
 	// Prometheus is the Prometheus binary; required.
 	Prometheus string
-	// Alertmanager is the Alertmanager binary; empty runs Prometheus alone.
+	// Alertmanager is the Alertmanager binary. Empty runs Prometheus alone.
 	Alertmanager string
-	// RulesFile is the rules file Prometheus loads (config/prometheus/rules.yaml).
+	// RulesFile is the rules file Prometheus loads, such as config/prometheus/rules.yaml.
 	RulesFile string
-	// AlertmanagerConfig is the Alertmanager configuration (config/alertmanager/alertmanager.yaml).
-	AlertmanagerConfig string
+	// AlertmanagerConfig is the configuration Alertmanager runs with.
+	AlertmanagerConfig []byte
 	// MetricsAddr is the host:port of the manager's metrics endpoint.
 	MetricsAddr string
-	// ReceiverAddr is the host:port of a webhook receiver that takes the place of every webhook
-	// of the Alertmanager configuration; empty keeps the configured URLs.
-	ReceiverAddr string
-	// Dir receives the generated configurations, the data and the logs; its prometheus and
-	// alertmanager subdirectories are replaced on every start.
+	// Dir receives the configurations, the data and the logs.
+	// Its prometheus and alertmanager subdirectories are replaced on every start.
 	Dir string
-	// PrometheusPort and AlertmanagerPort are the preferred loopback ports; taken ones are
-	// replaced by free ones.
+	// PrometheusPort and AlertmanagerPort are the preferred loopback ports.
+	// Zero or a taken port is replaced by a free one.
 	PrometheusPort, AlertmanagerPort int
+	// ScrapeInterval is how often Prometheus scrapes the manager and evaluates the rules.
+	// Zero is 5s.
+	ScrapeInterval time.Duration
+	// ScrapeTimeout bounds a scrape. Zero is 4s.
+	ScrapeTimeout time.Duration
+	// PrometheusArgs are further flags of Prometheus.
+	PrometheusArgs []string
+	// StopTimeout is how long Stop waits after SIGTERM before it kills. Zero is 15s.
+	StopTimeout time.Duration
 }
 
-// Monitoring is a running Prometheus and, if installed, Alertmanager.
+// Monitoring is a running Prometheus and, if given, Alertmanager.
 type Monitoring struct {
-	// PrometheusURL and AlertmanagerURL are where they serve; AlertmanagerURL is empty without
-	// Alertmanager.
+	// PrometheusURL and AlertmanagerURL are where they serve.
+	// AlertmanagerURL is empty without Alertmanager.
 	PrometheusURL, AlertmanagerURL string
+	// Prometheus and Alertmanager are the processes. Alertmanager is nil without it.
+	Prometheus, Alertmanager *subprocess.Process
+	// AlertmanagerConfigFile is the configuration file Alertmanager runs with.
+	AlertmanagerConfigFile string
 	// Logs are the log files of the processes.
 	Logs []string
 
-	procs []*subprocess.Process
+	procs       []*subprocess.Process
+	stopTimeout time.Duration
 }
 
-// StartMonitoring starts Alertmanager (if given), then Prometheus scraping the manager every 5s
-// and evaluating the rules every 5s, both on loopback, and waits until they are ready. On error
-// it stops what it started.
+// StartMonitoring is the package's StartMonitoring; the stack records the stop.
+func (s *Stack) StartMonitoring(ctx context.Context, o MonitoringOptions) (*Monitoring, error) {
+	m, err := StartMonitoring(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	name := "Prometheus"
+	if m.Alertmanager != nil {
+		name += " and Alertmanager"
+	}
+	s.Add(name, m.Stop)
+	return m, nil
+}
+
+// StartMonitoring starts Alertmanager, if given, then Prometheus. Both serve on loopback.
+// It returns once both are ready. On error it stops what it started.
 func StartMonitoring(ctx context.Context, o MonitoringOptions) (*Monitoring, error) {
-	m := &Monitoring{}
+	m := &Monitoring{stopTimeout: orDefault(o.StopTimeout, 15*time.Second)}
 	amAddr := ""
 	if o.Alertmanager != "" {
 		var err error
@@ -121,12 +144,8 @@ func (m *Monitoring) startAlertmanager(ctx context.Context, o MonitoringOptions)
 	if err != nil {
 		return "", err
 	}
-	raw, err := os.ReadFile(o.AlertmanagerConfig)
-	if err != nil {
-		return "", fmt.Errorf("read Alertmanager configuration: %w", err)
-	}
-	cfg := filepath.Join(dir, "alertmanager.yaml")
-	if err := os.WriteFile(cfg, AlertmanagerConfig(raw, o.ReceiverAddr), 0o600); err != nil {
+	m.AlertmanagerConfigFile = filepath.Join(dir, "alertmanager.yaml")
+	if err := os.WriteFile(m.AlertmanagerConfigFile, o.AlertmanagerConfig, 0o600); err != nil {
 		return "", fmt.Errorf("write Alertmanager configuration: %w", err)
 	}
 	addr, err := subprocess.LoopbackAddress(o.AlertmanagerPort)
@@ -134,7 +153,7 @@ func (m *Monitoring) startAlertmanager(ctx context.Context, o MonitoringOptions)
 		return "", err
 	}
 	p, logFile, err := m.start("alertmanager", dir, o.Alertmanager,
-		"--config.file="+cfg,
+		"--config.file="+m.AlertmanagerConfigFile,
 		"--storage.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr,
 		"--cluster.listen-address=", // a single instance: no gossip port
@@ -142,6 +161,7 @@ func (m *Monitoring) startAlertmanager(ctx context.Context, o MonitoringOptions)
 	if err != nil {
 		return "", err
 	}
+	m.Alertmanager = p
 	m.AlertmanagerURL = "http://" + addr
 	if err := p.WaitHTTP(ctx, m.AlertmanagerURL+"/-/ready", 30*time.Second); err != nil {
 		return "", fmt.Errorf("see %s: %w", logFile, err)
@@ -162,21 +182,24 @@ func (m *Monitoring) startPrometheus(ctx context.Context, o MonitoringOptions, a
 		return fmt.Errorf("rules file: %w", err)
 	}
 	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, PrometheusConfig(o.MetricsAddr, rules, amAddr), 0o600); err != nil {
+	interval, timeout := orDefault(o.ScrapeInterval, 5*time.Second), orDefault(o.ScrapeTimeout, 4*time.Second)
+	if err := os.WriteFile(cfg, PrometheusConfig(o.MetricsAddr, rules, amAddr, interval, timeout), 0o600); err != nil {
 		return fmt.Errorf("write Prometheus configuration: %w", err)
 	}
 	addr, err := subprocess.LoopbackAddress(o.PrometheusPort)
 	if err != nil {
 		return err
 	}
-	p, logFile, err := m.start("prometheus", dir, o.Prometheus,
-		"--config.file="+cfg,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-	)
+	args := append([]string{
+		"--config.file=" + cfg,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+	}, o.PrometheusArgs...)
+	p, logFile, err := m.start("prometheus", dir, o.Prometheus, args...)
 	if err != nil {
 		return err
 	}
+	m.Prometheus = p
 	m.PrometheusURL = "http://" + addr
 	if err := p.WaitHTTP(ctx, m.PrometheusURL+"/-/ready", 60*time.Second); err != nil {
 		return fmt.Errorf("see %s: %w", logFile, err)
@@ -199,12 +222,12 @@ func (m *Monitoring) start(name, dir, bin string, args ...string) (*subprocess.P
 // Processes are the running processes, in start order.
 func (m *Monitoring) Processes() []*subprocess.Process { return m.procs }
 
-// Stop ends the processes in reverse start order: Prometheus first, so it sends nothing to a
-// stopped Alertmanager.
+// Stop ends the processes in reverse start order.
+// Prometheus goes first, so it sends nothing to a stopped Alertmanager.
 func (m *Monitoring) Stop() error {
 	var errs []error
 	for i := len(m.procs) - 1; i >= 0; i-- {
-		errs = append(errs, m.procs[i].Stop(15*time.Second))
+		errs = append(errs, m.procs[i].Stop(m.stopTimeout))
 	}
 	m.procs = nil
 	return errors.Join(errs...)
@@ -222,10 +245,11 @@ func freshDir(parent, name string) (string, error) {
 	return dir, nil
 }
 
-// PrometheusConfig is the configuration of the local Prometheus: scrape the manager at
-// metricsAddr every 5s as job infrastructure-manager, evaluate rulesFile every 5s, and send
-// alerts to the Alertmanager at amAddr (none when empty).
-func PrometheusConfig(metricsAddr, rulesFile, amAddr string) []byte {
+// PrometheusConfig is the configuration of a local Prometheus.
+// It scrapes the manager at metricsAddr as job infrastructure-manager, every interval within timeout.
+// It evaluates rulesFile every interval.
+// It sends alerts to the Alertmanager at amAddr; empty sends none.
+func PrometheusConfig(metricsAddr, rulesFile, amAddr string, interval, timeout time.Duration) []byte {
 	alerting := ""
 	if amAddr != "" {
 		alerting = fmt.Sprintf(`alerting:
@@ -234,30 +258,16 @@ func PrometheusConfig(metricsAddr, rulesFile, amAddr string) []byte {
         - targets: [%q]
 `, amAddr)
 	}
-	return fmt.Appendf(nil, `# Generated by cmd/localenv for one local run; edit config/prometheus/rules.yaml instead.
+	return fmt.Appendf(nil, `# Generated by internal/stack for one run; edit config/prometheus/rules.yaml instead.
 global:
-  scrape_interval: 5s
-  scrape_timeout: 4s
-  evaluation_interval: 5s
+  scrape_interval: %s
+  scrape_timeout: %s
+  evaluation_interval: %s
 rule_files:
   - %q
 %sscrape_configs:
   - job_name: %s
     static_configs:
       - targets: [%q]
-`, rulesFile, alerting, MetricsJob, metricsAddr)
-}
-
-// webhookURL matches the loopback webhook URLs of config/alertmanager/alertmanager.yaml (ports
-// 19093-19095), the ones a deployment replaces.
-var webhookURL = regexp.MustCompile(`http://127\.0\.0\.1:1909[345]/`)
-
-// AlertmanagerConfig returns the Alertmanager configuration with every webhook sent to the
-// receiver at receiverAddr, keeping each URL's path; an empty receiverAddr returns it unchanged.
-// The routing, grouping and inhibition stay as they are.
-func AlertmanagerConfig(raw []byte, receiverAddr string) []byte {
-	if receiverAddr == "" {
-		return raw
-	}
-	return webhookURL.ReplaceAll(raw, []byte("http://"+receiverAddr+"/"))
+`, interval, timeout, interval, rulesFile, alerting, MetricsJob, metricsAddr)
 }
