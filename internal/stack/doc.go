@@ -7,5 +7,6 @@
 //
 // A Stack remembers what it started and stops it in reverse order.
 // The local environment (cmd/localenv) and every suite start their parts here.
-// Options say what differs between them: timeouts, logs, flags and the order of the parts.
+// Each caller starts the parts it needs, in its own order.
+// Options hold what differs between the callers: timeouts, logs and flags.
 package stack
