@@ -124,9 +124,9 @@ test: test-alerting test-go ## Run every test: alert rules and routing, then uni
 
 # The unit packages start no kube-apiserver, etcd or Gardener. UNIT_EXCLUDE leaves out the ones
 # that do: the envtest suites (api/v1, cmd/kubectl-runtime, */integration), the control plane and
-# the simulator (internal/controlplane, internal/localenv, pkg/gardensim/...), and test/... (end
+# the simulator (internal/controlplane, internal/localenv, internal/gardensim/...), and test/... (end
 # to end, deploy, bench, chaos). It also leaves out hack/image, which builds the manager's image.
-UNIT_EXCLUDE := /api/v1$$|/cmd/kubectl-runtime$$|/integration$$|/internal/controlplane$$|/internal/localenv$$|/pkg/gardensim(/|$$)|/test/|/hack/image$$
+UNIT_EXCLUDE := /api/v1$$|/cmd/kubectl-runtime$$|/integration$$|/internal/controlplane$$|/internal/localenv$$|/internal/gardensim(/|$$)|/test/|/hack/image$$
 # Go's test cache answers for packages whose inputs did not change; UNIT_TEST_FLAGS=-count=1 runs
 # every test again.
 UNIT_TEST_FLAGS ?= -timeout 5m

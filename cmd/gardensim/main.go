@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/cli"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/cli"
 )
 
 func main() {

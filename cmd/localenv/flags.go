@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/scenario"
 )
 
 // settings are the parsed flags.

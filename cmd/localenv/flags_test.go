@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/scenario"
 )
 
 func TestParse(t *testing.T) {

@@ -73,7 +73,7 @@ func (e *env) startProgress(ctx context.Context, cp *controlplane.ControlPlane, 
 			e.log.Error(err, "Progress cache stopped")
 		}
 	}()
-	e.pushQuiet("progress display", func() error { cancel(); <-done; return nil })
+	e.stack.AddQuiet("progress display", func() error { cancel(); <-done; return nil })
 	if !c.WaitForCacheSync(ctx) {
 		return fmt.Errorf("progress cache did not sync: %w", ctx.Err())
 	}
@@ -127,9 +127,9 @@ func (e *env) wait(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		return nil
-	case <-e.manager.done:
-		if e.manager.err != nil {
-			return fmt.Errorf("the manager stopped (see %s/manager.log): %w", e.s.workDir, e.manager.err)
+	case <-e.manager.Done():
+		if e.manager.Err() != nil {
+			return fmt.Errorf("the manager stopped (see %s/manager.log): %w", e.s.workDir, e.manager.Err())
 		}
 		return fmt.Errorf("the manager stopped by itself (see %s/manager.log)", e.s.workDir)
 	}

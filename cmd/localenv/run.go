@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -18,12 +17,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/garden"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/scenario"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/shootcluster"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/garden"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/shootcluster"
+	"github.com/runtime-ops/infrastructure-manager/internal/stack"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -31,33 +31,18 @@ import (
 const (
 	runtimeNamespace = "kcp-system"
 	gardenProject    = "kyma"
-	crdDir           = "config/crd/bases"
-	admissionDir     = "config/admission"
 	rulesFile        = "config/prometheus/rules.yaml"
 	alertmanagerFile = "config/alertmanager/alertmanager.yaml"
 )
 
-// env is the running local environment: what is started is pushed on stops, and stopped in
-// reverse order.
+// env is the running local environment.
+// Its stack stops what started in reverse order.
 type env struct {
-	s        settings
-	out      *localenv.Printer
-	log      logr.Logger
-	stops    []stop
-	stopping atomic.Bool
-	manager  *managerRun
-}
-
-// managerRun is the manager running in a goroutine; err is set when done is closed.
-type managerRun struct {
-	done chan struct{}
-	err  error
-}
-
-type stop struct {
-	name  string
-	fn    func() error
-	quiet bool
+	s       settings
+	out     *localenv.Printer
+	log     logr.Logger
+	stack   *stack.Stack
+	manager *stack.Manager
 }
 
 // run is the command: it returns nil after an orderly stop on ctx's end, and an error when
@@ -91,6 +76,7 @@ func run(ctx context.Context, stopSignals func(), args []string, stdout io.Write
 	ctx = logr.NewContext(ctx, log)
 
 	e := &env{s: s, out: localenv.NewPrinter(stdout), log: log}
+	e.stack = &stack.Stack{Report: e.reportStop}
 	defer func() {
 		// A panic must not leave etcd and the API servers behind: they run in process groups
 		// of their own and outlive this program.
@@ -121,7 +107,7 @@ func run(ctx context.Context, stopSignals func(), args []string, stdout io.Write
 
 // preflight fails early, with a hint, on what would fail later.
 func preflight(s settings) error {
-	if _, err := os.Stat(crdDir); err != nil {
+	if _, err := os.Stat(controlplane.CRDDir); err != nil {
 		return fmt.Errorf("run from the repository root ('make run' does): %w", err)
 	}
 	if err := controlplane.CheckAssets(s.assets); err != nil {
@@ -154,35 +140,22 @@ func openLog(path string) (*os.File, error) {
 	return f, nil
 }
 
-// push records how to stop what was just started.
-func (e *env) push(name string, fn func() error) { e.stops = append(e.stops, stop{name: name, fn: fn}) }
-
-// pushQuiet records a clean-up that is reported only when it fails.
-func (e *env) pushQuiet(name string, fn func() error) {
-	e.stops = append(e.stops, stop{name: name, fn: fn, quiet: true})
+// reportStop prints one line for each part the stack stopped.
+func (e *env) reportStop(name string, took time.Duration, err error) {
+	if err != nil {
+		e.out.Line(err.Error())
+		return
+	}
+	e.out.Linef("Stopped %s (%s).", name, took.Round(10*time.Millisecond))
 }
 
 // unwind stops everything in reverse start order, reporting each.
 func (e *env) unwind() error {
-	e.stopping.Store(true)
-	var errs []error
-	for i := len(e.stops) - 1; i >= 0; i-- {
-		st := e.stops[i]
-		began := time.Now()
-		if err := st.fn(); err != nil {
-			e.out.Linef("stop %s: %v", st.name, err)
-			errs = append(errs, fmt.Errorf("stop %s: %w", st.name, err))
-			continue
-		}
-		if !st.quiet {
-			e.out.Linef("Stopped %s (%s).", st.name, time.Since(began).Round(10*time.Millisecond))
-		}
-	}
-	e.stops = nil
-	if len(errs) == 0 {
+	err := e.stack.Stop()
+	if err == nil {
 		e.out.Line("Everything stopped.")
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // start brings everything up in order; what started is stopped by unwind, also after an error.
@@ -219,18 +192,8 @@ var errInterrupted = errors.New("interrupted during start-up")
 func (e *env) startControlPlane(ctx context.Context) (*controlplane.ControlPlane, error) {
 	e.out.Linef("Control plane: starting etcd and kube-apiserver from %s ...", e.s.assets)
 	began := time.Now()
-	scheme, err := manager.NewScheme()
+	cp, err := e.stack.StartControlPlane(ctx, stack.ControlPlaneOptions{Assets: e.s.assets, Namespace: runtimeNamespace})
 	if err != nil {
-		return nil, err
-	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{
-		Assets: e.s.assets, CRDDirs: []string{crdDir}, AdmissionDir: admissionDir, Scheme: scheme,
-	})
-	if err != nil {
-		return nil, err
-	}
-	e.push("control plane (kube-apiserver, etcd)", cp.Stop)
-	if err := cp.CreateNamespace(ctx, runtimeNamespace); err != nil {
 		return nil, err
 	}
 	e.out.Linef("Control plane: %s ready in %s, CRDs and admission policy installed, namespace %s created.",
@@ -239,7 +202,7 @@ func (e *env) startControlPlane(ctx context.Context) (*controlplane.ControlPlane
 		if err := localenv.WriteKubeconfig(e.s.kubeconfigOut, "local", runtimeNamespace, cp.Config); err != nil {
 			return nil, err
 		}
-		e.pushQuiet("kubeconfig "+e.s.kubeconfigOut, func() error { return removeFile(e.s.kubeconfigOut) })
+		e.stack.AddQuiet("kubeconfig "+e.s.kubeconfigOut, func() error { return removeFile(e.s.kubeconfigOut) })
 		e.out.Linef("Control plane: admin kubeconfig in %s: kubectl --kubeconfig %s get runtimes", e.s.kubeconfigOut, e.s.kubeconfigOut)
 	}
 	return cp, nil
@@ -252,7 +215,7 @@ func (e *env) startSimulator(ctx context.Context, sc scenario.Scenario) (*garden
 	}
 	e.out.Linef("Gardener simulator: starting (dedicated shoot API servers, operations take %s, seed %d) ...", e.s.operationDuration, seed)
 	began := time.Now()
-	sim, err := gardensim.Start(ctx,
+	sim, err := e.stack.StartSimulator(ctx,
 		gardensim.WithSeed(seed),
 		gardensim.WithAssets(e.s.assets),
 		gardensim.WithProjects(gardenProject),
@@ -263,7 +226,6 @@ func (e *env) startSimulator(ctx context.Context, sc scenario.Scenario) (*garden
 	if err != nil {
 		return nil, fmt.Errorf("start Gardener simulator: %w", err)
 	}
-	e.push("Gardener simulator (garden and shoot API servers)", sim.Stop)
 	e.watchScenario(sim)
 	e.out.Linef("Gardener simulator: API %s, admin API %s, ready in %s.",
 		sim.RESTConfig().Host, sim.AdminURL(), time.Since(began).Round(100*time.Millisecond))
@@ -271,7 +233,7 @@ func (e *env) startSimulator(ctx context.Context, sc scenario.Scenario) (*garden
 	if err := localenv.WriteKubeconfig(gardenKubeconfig, "garden", gardensim.ProjectNamespace(gardenProject), sim.GardenAdminConfig()); err != nil {
 		return nil, err
 	}
-	e.pushQuiet("kubeconfig "+gardenKubeconfig, func() error { return removeFile(gardenKubeconfig) })
+	e.stack.AddQuiet("kubeconfig "+gardenKubeconfig, func() error { return removeFile(gardenKubeconfig) })
 	e.out.Linef("Gardener simulator: kubectl --kubeconfig %s get shoots; change faults: curl %s/scenarios", gardenKubeconfig, sim.AdminURL())
 	return sim, nil
 }
@@ -281,7 +243,7 @@ func (e *env) startMonitoring(ctx context.Context) error {
 		e.out.Line("Monitoring: off (--monitoring=false or no metrics address).")
 		return nil
 	}
-	prom, am := localenv.FindMonitoring()
+	prom, am := stack.FindMonitoring()
 	if prom == "" {
 		e.out.Line("Monitoring: Prometheus and Alertmanager are not installed, skipped (build them with: make monitoring-tools).")
 		return nil
@@ -294,24 +256,27 @@ func (e *env) startMonitoring(ctx context.Context) error {
 		}
 		receiverAddr = addr
 	}
-	m, err := localenv.StartMonitoring(ctx, localenv.MonitoringOptions{
+	var amConfig []byte
+	if am != "" {
+		raw, err := os.ReadFile(alertmanagerFile)
+		if err != nil {
+			return fmt.Errorf("start monitoring: read Alertmanager configuration: %w", err)
+		}
+		amConfig = localenv.AlertmanagerConfig(raw, receiverAddr)
+	}
+	m, err := e.stack.StartMonitoring(ctx, stack.MonitoringOptions{
 		Prometheus: prom, Alertmanager: am,
-		RulesFile: rulesFile, AlertmanagerConfig: alertmanagerFile,
-		MetricsAddr: e.s.metricsAddr, ReceiverAddr: receiverAddr,
-		Dir: e.s.workDir, PrometheusPort: 9090, AlertmanagerPort: 9093,
+		RulesFile: rulesFile, AlertmanagerConfig: amConfig,
+		MetricsAddr: e.s.metricsAddr,
+		Dir:         e.s.workDir, PrometheusPort: 9090, AlertmanagerPort: 9093,
 	})
 	if err != nil {
 		return fmt.Errorf("start monitoring: %w", err)
 	}
-	name := "Prometheus"
-	if m.AlertmanagerURL != "" {
-		name += " and Alertmanager"
-	}
-	e.push(name, m.Stop)
 	for _, p := range m.Processes() {
 		go func() {
 			<-p.Done()
-			if !e.stopping.Load() {
+			if !e.stack.Stopping() {
 				e.out.Linef("Monitoring: %s exited by itself; the rest keeps running (its log is in %s/%s).", p.Name(), e.s.workDir, p.Name())
 			}
 		}()
@@ -337,7 +302,7 @@ func (e *env) startAlertReceiver() (string, error) {
 			e.log.Error(err, "Alert receiver stopped")
 		}
 	}()
-	e.pushQuiet("alert receiver", srv.Close)
+	e.stack.AddQuiet("alert receiver", srv.Close)
 	return ln.Addr().String(), nil
 }
 
@@ -353,29 +318,14 @@ func (e *env) startManager(cp *controlplane.ControlPlane, sim *gardensim.Simulat
 	o.MetricsAddr, o.MetricsSecure = e.s.metricsAddr, false
 	o.ProbeAddr = "0"
 	o.SkipNameValidation = true
-	mgr, err := manager.New(cp.Config, sim.RESTConfig(), o)
+	// The manager stops first, before what it talks to.
+	var err error
+	e.manager, err = e.stack.StartManager(context.Background(), stack.ManagerOptions{
+		Config: cp.Config, Garden: sim.RESTConfig(), Options: o, Logger: e.log, StopTimeout: 45 * time.Second,
+	})
 	if err != nil {
 		return err
 	}
-	// The manager's own context: it stops first, before what it talks to.
-	mctx, cancel := context.WithCancel(logr.NewContext(context.Background(), e.log))
-	e.manager = &managerRun{done: make(chan struct{})}
-	go func() {
-		e.manager.err = mgr.Start(mctx)
-		close(e.manager.done)
-	}()
-	e.push("manager", func() error {
-		cancel()
-		select {
-		case <-e.manager.done:
-			if e.manager.err != nil {
-				return fmt.Errorf("manager: %w", e.manager.err)
-			}
-			return nil
-		case <-time.After(45 * time.Second):
-			return errors.New("manager did not stop within 45s")
-		}
-	})
 	metrics := "off"
 	if o.MetricsAddr != "0" {
 		metrics = "http://" + o.MetricsAddr + "/metrics"

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/lifecycle"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
 )
 
 // watchScenario prints, every two seconds at most, what the simulator's rules did: the cause of
@@ -31,7 +31,7 @@ func (e *env) watchScenario(sim *gardensim.Simulator) {
 			}
 		}
 	}()
-	e.pushQuiet("scenario watcher", func() error { cancel(); <-done; return nil })
+	e.stack.AddQuiet("scenario watcher", func() error { cancel(); <-done; return nil })
 }
 
 // ruleHits reads the simulator's rule counters.

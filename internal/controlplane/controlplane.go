@@ -18,6 +18,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
+// The repository's CRDs and admission policies, relative to its root.
+var (
+	CRDDir       = filepath.Join("config", "crd", "bases")
+	AdmissionDir = filepath.Join("config", "admission")
+)
+
 // Options say what a control plane runs and serves.
 type Options struct {
 	// Assets holds the kube-apiserver and etcd binaries (bin/k8s).

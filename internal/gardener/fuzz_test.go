@@ -397,7 +397,7 @@ func FuzzObserve(f *testing.F) {
 	})
 }
 
-// lifecycleRule is a rule of a Gardener simulator scenario (pkg/gardensim/data/scenarios): how
+// lifecycleRule is a rule of a Gardener simulator scenario (internal/gardensim/data/scenarios): how
 // the simulated Gardener ends shoot operations.
 type lifecycleRule struct {
 	// Description is the scenario's description.
@@ -416,7 +416,7 @@ type lifecycleRule struct {
 // fixtures of how Gardener ends operations.
 func readLifecycleRules(tb testing.TB) []lifecycleRule {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "pkg", "gardensim", "data", "scenarios", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "internal", "gardensim", "data", "scenarios", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no simulator scenarios: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -125,4 +126,18 @@ func FormatAlert(receiver, status string, al NotifiedAlert) string {
 		line += ": " + shorten(s, maxMessage)
 	}
 	return line
+}
+
+// webhookURL matches the loopback webhook URLs of config/alertmanager/alertmanager.yaml (ports
+// 19093-19095), the ones a deployment replaces.
+var webhookURL = regexp.MustCompile(`http://127\.0\.0\.1:1909[345]/`)
+
+// AlertmanagerConfig returns the Alertmanager configuration with every webhook sent to the
+// receiver at receiverAddr, keeping each URL's path; an empty receiverAddr returns it unchanged.
+// The routing, grouping and inhibition stay as they are.
+func AlertmanagerConfig(raw []byte, receiverAddr string) []byte {
+	if receiverAddr == "" {
+		return raw
+	}
+	return webhookURL.ReplaceAll(raw, []byte("http://"+receiverAddr+"/"))
 }

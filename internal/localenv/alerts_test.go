@@ -3,6 +3,8 @@ package localenv
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -123,5 +125,32 @@ func writeMap(b *strings.Builder, m map[string]string) {
 			b.WriteString(",")
 		}
 		b.WriteString(`"` + k + `":"` + m[k] + `"`)
+	}
+}
+
+// TestAlertmanagerConfigRedirectsEveryWebhook reads the repository's configuration: each of its
+// webhooks must reach the local receiver, with its path, and nothing else may change.
+func TestAlertmanagerConfigRedirectsEveryWebhook(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "alertmanager", "alertmanager.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(AlertmanagerConfig(raw, "127.0.0.1:40000"))
+	for _, want := range []string{"http://127.0.0.1:40000/oncall", "http://127.0.0.1:40000/devteam", "http://127.0.0.1:40000/deadman"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("webhook %s missing", want)
+		}
+	}
+	for _, gone := range []string{"url: http://127.0.0.1:19093", "url: http://127.0.0.1:19094", "url: http://127.0.0.1:19095"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("webhook %s still configured", gone)
+		}
+	}
+	if len(strings.Split(got, "\n")) != len(strings.Split(string(raw), "\n")) {
+		t.Errorf("line count changed")
+	}
+	if unchanged := string(AlertmanagerConfig(raw, "")); unchanged != string(raw) {
+		t.Errorf("without a receiver the configuration changed")
 	}
 }

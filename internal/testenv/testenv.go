@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -45,28 +46,43 @@ func RepoRoot() string {
 // installs the CRDs of config/crd/bases and applies the admission policies of config/admission,
 // and returns once they are in force. Call Stop when done.
 func Start(ctx context.Context) (*Env, error) {
-	// Controllers under test log to stderr when TEST_LOG is set, and nowhere otherwise.
-	logs := io.Writer(io.Discard)
-	if os.Getenv("TEST_LOG") != "" {
-		logs = os.Stderr
+	SetLogger()
+	s, err := Scheme()
+	if err != nil {
+		return nil, err
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 	root := RepoRoot()
-	assets := Assets()
-	s := scheme.Scheme
-	if err := infrav1.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("add scheme: %w", err)
-	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{
-		Assets:       assets,
-		CRDDirs:      []string{filepath.Join(root, "config", "crd", "bases")},
-		AdmissionDir: filepath.Join(root, "config", "admission"),
+		Assets:       Assets(),
+		CRDDirs:      []string{filepath.Join(root, controlplane.CRDDir)},
+		AdmissionDir: filepath.Join(root, controlplane.AdmissionDir),
 		Scheme:       s,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &Env{Config: cp.Config, Client: cp.Client, cp: cp}, nil
+}
+
+// SetLogger sends the log of controllers under test to stderr when TEST_LOG is set.
+// Otherwise it discards it.
+// controller-runtime keeps the first logger it gets, so a suite that logs elsewhere sets its own first.
+func SetLogger() {
+	logs := io.Writer(io.Discard)
+	if os.Getenv("TEST_LOG") != "" {
+		logs = os.Stderr
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
+}
+
+// Scheme is the scheme of the tests' clients: client-go's, with the project's types added.
+// Suites that start their parts with package stack give it to the control plane.
+func Scheme() (*k8sruntime.Scheme, error) {
+	s := scheme.Scheme
+	if err := infrav1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("add scheme: %w", err)
+	}
+	return s, nil
 }
 
 // Assets is the directory of the kube-apiserver and etcd binaries: $KUBEBUILDER_ASSETS, else the

@@ -80,7 +80,7 @@ var unmarkedReasons = []string{
 	ReasonExpired, ReasonNotAcceptable, ReasonUnsupportedMediaType, ReasonStoreReadError,
 }
 
-// scenario is the part of a Gardener simulator scenario (pkg/gardensim/data/scenarios) that
+// scenario is the part of a Gardener simulator scenario (internal/gardensim/data/scenarios) that
 // seeds the fuzz targets: the API statuses its faults answer with and the outcomes of its shoot
 // operations.
 type scenario struct {
@@ -102,7 +102,7 @@ type scenario struct {
 // fails.
 func readScenarios(tb testing.TB) []scenario {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "pkg", "gardensim", "data", "scenarios", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "internal", "gardensim", "data", "scenarios", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no simulator scenarios: %v", err)
 	}

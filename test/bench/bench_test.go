@@ -265,7 +265,7 @@ func (pl plan) projects() []string {
 
 // extendFleet grows this manager's largest P1 fleet to n Ready Runtimes for P4, with a manager
 // whose Gardener rate limit is no bottleneck: the fleet is the setting, not the measurement.
-func (s *stack) extendFleet(ctx context.Context, p profile, fleet run, have, n int) error {
+func (s *suite) extendFleet(ctx context.Context, p profile, fleet run, have, n int) error {
 	if n <= have {
 		return nil
 	}

@@ -54,7 +54,7 @@ func generate(r run, first, n int) ([]*infrav1.Runtime, error) {
 }
 
 // create creates the Runtimes at once (16 at a time) and returns when the last create returned.
-func (s *stack) create(ctx context.Context, runtimes []*infrav1.Runtime) error {
+func (s *suite) create(ctx context.Context, runtimes []*infrav1.Runtime) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
 	for _, rt := range runtimes {
@@ -81,7 +81,7 @@ type tracker struct {
 }
 
 // track starts a watch on the Runtimes of namespace ns.
-func (s *stack) track(ctx context.Context, ns string) (*tracker, error) {
+func (s *suite) track(ctx context.Context, ns string) (*tracker, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	c, err := cache.New(s.cpConfig, cache.Options{Scheme: s.cp.Scheme(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	if err != nil {

@@ -39,7 +39,7 @@ type footprintKind struct {
 // decoded and transformed: the informers of one manager hold exactly these objects. The
 // objects are decoded one by one, as an informer stores them, and weighed in copies of at least
 // footprintCopies objects.
-func (s *stack) cacheFootprint(ctx context.Context, r run) ([]kindFootprint, error) {
+func (s *suite) cacheFootprint(ctx context.Context, r run) ([]kindFootprint, error) {
 	garden := "garden-" + r.name
 	kinds := []footprintKind{
 		{"Runtime", func() client.ObjectList { return &infrav1.RuntimeList{} }, s.cp, r.name, manager.ControlPlaneTransform},

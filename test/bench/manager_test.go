@@ -59,7 +59,7 @@ type managerProc struct {
 }
 
 // startManager starts a manager for r and waits until it serves its readiness probe.
-func (s *stack) startManager(ctx context.Context, r run, extra ...string) (*managerProc, error) {
+func (s *suite) startManager(ctx context.Context, r run, extra ...string) (*managerProc, error) {
 	m := &managerProc{}
 	var probe string
 	for _, addr := range []*string{&m.metrics, &m.pprof, &probe} {

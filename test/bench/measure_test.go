@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 )
 
 // perSecond counts the records in each second of [from, to).

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 )
 
 // p1Result is one provisioning run.
@@ -64,7 +64,7 @@ func perRuntime(n, size int) float64 {
 
 // runP1 creates n Runtimes at once and waits until all are Ready; this manager's largest fleet
 // stays for P4. A CPU profile of this manager covers the middle of the run when prof is set.
-func (s *stack) runP1(ctx context.Context, p profile, r run, n int, prof string) (p1Result, error) {
+func (s *suite) runP1(ctx context.Context, p profile, r run, n int, prof string) (p1Result, error) {
 	res := p1Result{policy: r.policy, n: n}
 	if err := s.plane.CreateNamespace(ctx, r.name); err != nil {
 		return res, err

@@ -12,10 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/stack"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 )
 
 // p2Result is one outage run.
@@ -51,7 +51,7 @@ const outageLead = 20 * time.Second
 // runP2 creates n Runtimes, waits until each has its shoot (they are in flight, their shoots
 // being created), makes Gardener answer 503 to everything for the outage, and waits for all to
 // be Ready after it. A real Prometheus with the shipped rules scrapes the manager throughout.
-func (s *stack) runP2(ctx context.Context, p profile, r run) (p2Result, error) {
+func (s *suite) runP2(ctx context.Context, p profile, r run) (p2Result, error) {
 	res := p2Result{policy: r.policy, n: p.P2Runtimes, outage: p.P2Outage, lead: outageLead}
 	if err := s.plane.CreateNamespace(ctx, r.name); err != nil {
 		return res, err
@@ -121,7 +121,7 @@ func (s *stack) runP2(ctx context.Context, p profile, r run) (p2Result, error) {
 }
 
 // waitForShoots waits until the run's project holds n shoots.
-func (s *stack) waitForShoots(ctx context.Context, r run, n int, timeout time.Duration) error {
+func (s *suite) waitForShoots(ctx context.Context, r run, n int, timeout time.Duration) error {
 	return poll(ctx, timeout, time.Second, func(ctx context.Context) (bool, error) {
 		shoots := &gardencorev1beta1.ShootList{}
 		if err := s.garden.List(ctx, shoots, client.InNamespace(gardensim.ProjectNamespace(r.name))); err != nil {
@@ -132,12 +132,12 @@ func (s *stack) waitForShoots(ctx context.Context, r run, n int, timeout time.Du
 }
 
 // startPrometheus runs a real Prometheus with the shipped rules, scraping the manager.
-func (s *stack) startPrometheus(ctx context.Context, r run, m *managerProc) (*localenv.Monitoring, error) {
-	prom, _ := localenv.FindMonitoring()
+func (s *suite) startPrometheus(ctx context.Context, r run, m *managerProc) (*stack.Monitoring, error) {
+	prom, _ := stack.FindMonitoring()
 	if prom == "" {
 		return nil, fmt.Errorf("no Prometheus: set PROMETHEUS or run make monitoring-tools")
 	}
-	return localenv.StartMonitoring(ctx, localenv.MonitoringOptions{
+	return stack.StartMonitoring(ctx, stack.MonitoringOptions{
 		Prometheus:  prom,
 		RulesFile:   filepath.Join(testenv.RepoRoot(), "config", "prometheus", "rules.yaml"),
 		MetricsAddr: m.metrics,

@@ -8,8 +8,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
 )
 
 // p3Result is one restart run.
@@ -31,7 +31,7 @@ type p3Result struct {
 // runP3 makes Gardener throttle every apply of the run's shoots, waits until
 // every Runtime is in retry backoff with a persisted next retry time, SIGKILLs the manager and
 // starts a new one at once, and watches which retries run before their time.
-func (s *stack) runP3(ctx context.Context, p profile, r run) (p3Result, error) {
+func (s *suite) runP3(ctx context.Context, p profile, r run) (p3Result, error) {
 	res := p3Result{policy: r.policy, n: p.P3Runtimes, observe: p.P3Observe}
 	if err := s.plane.CreateNamespace(ctx, r.name); err != nil {
 		return res, err

@@ -39,7 +39,7 @@ const recheckStep = "Initialise"
 
 // runP4 starts a manager on the Ready fleet of run r, lets it settle, and measures a window in
 // which every Runtime is re-checked at least once (--runtime-recheck-interval is half of it).
-func (s *stack) runP4(ctx context.Context, p profile, r run, n int, prof bool) (p4Result, error) {
+func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (p4Result, error) {
 	res := p4Result{policy: r.policy, n: n, window: p.P4Window, recheck: p.P4Recheck}
 	t, err := s.track(ctx, r.name)
 	if err != nil {

@@ -4,44 +4,40 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
-	"github.com/runtime-ops/infrastructure-manager/internal/manager"
-	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
+	"github.com/runtime-ops/infrastructure-manager/internal/stack"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 )
 
-// stack is what every run shares: the control plane in this process, the simulator as a
+// suite is what every run shares: the control plane in this process, the simulator as a
 // process, and the collector of its request log. Each run has its own Gardener project and
 // control-plane namespace, so runs leave each other alone without a clean-up in between.
-type stack struct {
+type suite struct {
 	dir, assets              string
 	managerBin, gardensimBin string
+	// parts stops the simulator and the control plane, in reverse start order.
+	parts stack.Stack
 
 	plane        *controlplane.ControlPlane
 	cpConfig     *rest.Config
 	cpKubeconfig string
 	cp           client.WithWatch
 
-	sim              *subprocess.Process
+	sim              *stack.SimulatorProcess
 	simAdmin         string
 	gardenKubeconfig string
 	// gardenHost is the Gardener API as the manager reaches it (the simulator's front proxy).
@@ -54,8 +50,8 @@ type stack struct {
 
 // startStack builds the binaries and starts the control plane and the simulator with one
 // project per run.
-func startStack(ctx context.Context, dir string, p profile, projects []string) (*stack, error) {
-	s := &stack{dir: dir, assets: testenv.Assets()}
+func startStack(ctx context.Context, dir string, p profile, projects []string) (*suite, error) {
+	s := &suite{dir: dir, assets: testenv.Assets()}
 	if err := controlplane.CheckAssets(s.assets); err != nil {
 		return nil, err
 	}
@@ -74,37 +70,24 @@ func startStack(ctx context.Context, dir string, p profile, projects []string) (
 }
 
 // buildBinaries builds cmd/manager and cmd/gardensim into the work directory.
-func (s *stack) buildBinaries(ctx context.Context) error {
-	goBin, err := exec.LookPath("go")
+func (s *suite) buildBinaries(ctx context.Context) error {
+	bins, err := stack.Build(ctx, testenv.RepoRoot(), filepath.Join(s.dir, "bin"), "./cmd/manager", "./cmd/gardensim")
 	if err != nil {
-		goBin = "/usr/local/go/bin/go"
+		return err
 	}
-	bin := filepath.Join(s.dir, "bin")
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin+string(filepath.Separator), "./cmd/manager", "./cmd/gardensim")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/manager ./cmd/gardensim: %w\n%s", err, out)
-	}
-	s.managerBin, s.gardensimBin = filepath.Join(bin, "manager"), filepath.Join(bin, "gardensim")
+	s.managerBin, s.gardensimBin = bins[0], bins[1]
 	return nil
 }
 
 // startControlPlane boots etcd and kube-apiserver with the CRDs and the admission policies.
-func (s *stack) startControlPlane(ctx context.Context) error {
-	out, err := os.OpenFile(filepath.Join(s.dir, "control-plane.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("control plane log: %w", err)
-	}
-	scheme, err := manager.NewScheme()
+func (s *suite) startControlPlane(ctx context.Context) error {
+	out, err := s.parts.CreateFile(filepath.Join(s.dir, "control-plane.log"))
 	if err != nil {
 		return err
 	}
-	root := testenv.RepoRoot()
-	s.plane, err = controlplane.Start(ctx, controlplane.Options{
+	s.plane, err = s.parts.StartControlPlane(ctx, stack.ControlPlaneOptions{
+		Root:          testenv.RepoRoot(),
 		Assets:        s.assets,
-		CRDDirs:       []string{filepath.Join(root, "config", "crd", "bases")},
-		AdmissionDir:  filepath.Join(root, "config", "admission"),
-		Scheme:        scheme,
 		ProcessOutput: out,
 		StartTimeout:  2 * time.Minute,
 		StopTimeout:   15 * time.Second,
@@ -119,71 +102,37 @@ func (s *stack) startControlPlane(ctx context.Context) error {
 
 // startSimulator runs cmd/gardensim with shared shoot clusters, its admission on, and the
 // projects of every run.
-func (s *stack) startSimulator(ctx context.Context, p profile, projects []string) error {
-	adminAddr, err := subprocess.LoopbackAddress(0)
-	if err != nil {
-		return err
-	}
-	s.simAdmin = "http://" + adminAddr
-	s.gardenKubeconfig = filepath.Join(s.dir, "garden.kubeconfig")
-	gardenAdmin := filepath.Join(s.dir, "garden-admin.kubeconfig")
-	s.sim, err = subprocess.Start("gardensim",
-		subprocess.Options{Log: filepath.Join(s.dir, "gardensim.log"), DeathSignal: syscall.SIGTERM}, s.gardensimBin,
-		"--scenario", "healthy",
-		"--shoot-mode", "shared",
-		"--operation-duration", p.OperationDuration.String(),
-		"--projects", strings.Join(projects, ","),
-		"--assets", s.assets,
-		"--admin-listen", adminAddr,
-		"--kubeconfig-out", s.gardenKubeconfig,
-		"--garden-admin-kubeconfig-out", gardenAdmin)
-	if err != nil {
-		return err
-	}
-	var cfg *rest.Config
-	err = poll(ctx, 3*time.Minute, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
-		if s.sim.Exited() {
-			return false, fmt.Errorf("gardensim exited: %w", s.sim.Err())
-		}
-		if err := subprocess.HTTPOK(ctx, s.simAdmin+"/healthz"); err != nil {
-			return false, nil //nolint:nilerr // not up yet
-		}
-		mgrCfg, err := clientcmd.BuildConfigFromFlags("", s.gardenKubeconfig)
-		if err != nil {
-			return false, nil //nolint:nilerr // the file is written after start-up
-		}
-		s.gardenHost = hostOf(mgrCfg.Host)
-		cfg, err = clientcmd.BuildConfigFromFlags("", gardenAdmin)
-		return err == nil, nil
+func (s *suite) startSimulator(ctx context.Context, p profile, projects []string) error {
+	var err error
+	s.sim, err = s.parts.StartSimulatorProcess(ctx, stack.SimulatorProcessOptions{
+		Binary: s.gardensimBin, Dir: s.dir, Assets: s.assets,
+		Args: []string{
+			"--scenario", "healthy",
+			"--shoot-mode", "shared",
+			"--operation-duration", p.OperationDuration.String(),
+			"--projects", strings.Join(projects, ","),
+		},
 	})
 	if err != nil {
-		return fmt.Errorf("gardensim not ready: %w\n%s", err, s.sim.LogTail(30))
+		return err
 	}
-	if s.garden, err = client.New(cfg, client.Options{Scheme: s.cp.Scheme()}); err != nil {
+	s.simAdmin, s.gardenKubeconfig, s.gardenHost = s.sim.AdminURL, s.sim.Kubeconfig, hostOf(s.sim.Config.Host)
+	if s.garden, err = client.New(s.sim.GardenAdmin, client.Options{Scheme: s.cp.Scheme()}); err != nil {
 		return fmt.Errorf("garden client: %w", err)
 	}
 	return nil
 }
 
 // stop ends the simulator and the control plane.
-func (s *stack) stop() error {
-	var errs []error
-	if s.sim != nil {
-		errs = append(errs, s.sim.Stop(time.Minute))
-	}
-	if s.plane != nil {
-		errs = append(errs, s.plane.Stop())
-	}
-	return errors.Join(errs...)
-}
+func (s *suite) stop() error { return s.parts.Stop() }
 
 // setFaults replaces the simulator's fault rules (nil removes them all).
-func (s *stack) setFaults(ctx context.Context, rules any) error {
+func (s *suite) setFaults(ctx context.Context, rules any) error {
 	return s.admin(ctx, "/rules", rules)
 }
 
 // admin PUTs body to the simulator's admin API, or DELETEs the path when body is nil.
-func (s *stack) admin(ctx context.Context, path string, body any) error {
+func (s *suite) admin(ctx context.Context, path string, body any) error {
 	method, data := http.MethodDelete, []byte(nil)
 	if body != nil {
 		var err error

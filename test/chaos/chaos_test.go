@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
 )
 
 // TestChaos provisions the profile's Runtimes through the real binaries while it kills manager
@@ -88,7 +88,7 @@ func runChaos(t *testing.T, p profile) {
 	ctx, cancel := context.WithDeadline(context.Background(), endBy)
 	defer cancel()
 
-	s := &stack{dir: dir, assets: assets, stopping: make(chan struct{})}
+	s := &suite{dir: dir, assets: assets, stopping: make(chan struct{})}
 	t.Cleanup(func() {
 		if err := s.stop(); err != nil {
 			t.Errorf("stop: %v", err)
@@ -128,7 +128,7 @@ func runChaos(t *testing.T, p profile) {
 type run struct {
 	t    *testing.T
 	p    profile
-	s    *stack
+	s    *suite
 	rep  *report
 	rec  *recorder
 	reqs *requestLog

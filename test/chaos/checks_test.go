@@ -10,7 +10,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 )
 
 // The checkers' own tests: synthetic histories, no processes. They run with -short too.

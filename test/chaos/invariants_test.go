@@ -15,7 +15,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/proxy"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 )
 
 // Where the invariants look, besides the watch's record (recorder_test.go):
@@ -63,7 +63,7 @@ var failureReasons = []string{infrav1.ReasonRetriesExhausted, infrav1.ReasonUser
 // on its Ready condition and in its retry record, and an infrastructure_manager_runtime_failed
 // series for it on a replica. The series is polled for a minute: a newly elected leader sets it
 // when it first reconciles the Runtime.
-func checkSettled(ctx context.Context, s *stack, rec *recorder, rep *report) {
+func checkSettled(ctx context.Context, s *suite, rec *recorder, rep *report) {
 	var failed []*history
 	for _, h := range sortedHistories(rec.snapshot()) {
 		rep.count(invSettled)
@@ -118,7 +118,7 @@ func checkSettled(ctx context.Context, s *stack, rec *recorder, rep *report) {
 // checkShoots is the one-shoot invariant, before the deletion: a Ready Runtime has its shoot, a
 // Failed one at most its own, no shoot belongs to no Runtime, and no shoot name was answered
 // 201 (created) more than once.
-func checkShoots(ctx context.Context, s *stack, rec *recorder, rep *report, records []proxy.RequestRecord) error {
+func checkShoots(ctx context.Context, s *suite, rec *recorder, rep *report, records []proxy.RequestRecord) error {
 	list := &gardencorev1beta1.ShootList{}
 	if err := s.garden.List(ctx, list, client.InNamespace(gardenNamespace)); err != nil {
 		return fmt.Errorf("list shoots: %w", err)
@@ -268,7 +268,7 @@ func deletionPending(h *history, o observation, t time.Time) bool {
 
 // leftovers lists what remains of the Runtimes: themselves, shoots, GardenerClusters, kubeconfig
 // Secrets and structured-auth ConfigMaps.
-func leftovers(ctx context.Context, s *stack) ([]string, error) {
+func leftovers(ctx context.Context, s *suite) ([]string, error) {
 	var left []string
 	rts := &infrav1.RuntimeList{}
 	if err := s.cp.List(ctx, rts, client.InNamespace(namespace)); err != nil {
@@ -319,7 +319,7 @@ func leftovers(ctx context.Context, s *stack) ([]string, error) {
 
 // checkCleanup is the cleanup invariant: after every Runtime was deleted, nothing of them is left
 // once the timeout has passed. Each leftover is a violation, attributed to its Runtime by name.
-func checkCleanup(ctx context.Context, s *stack, rec *recorder, rep *report, timeout time.Duration) time.Duration {
+func checkCleanup(ctx context.Context, s *suite, rec *recorder, rep *report, timeout time.Duration) time.Duration {
 	began := time.Now()
 	var left []string
 	err := poll(ctx, timeout, time.Second, func(ctx context.Context) (bool, error) {

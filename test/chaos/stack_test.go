@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -23,14 +22,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/lifecycle"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/scenario"
 	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
-	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/stack"
 	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/lifecycle"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/scenario"
 )
 
 // Fixed parts of the wiring.
@@ -49,11 +48,13 @@ const (
 // gardenNamespace is the project namespace of the simulator.
 var gardenNamespace = gardensim.ProjectNamespace(project)
 
-// stack is everything a run starts: the control plane in this process, the simulator and the
+// suite is everything a run starts: the control plane in this process, the simulator and the
 // manager replicas as processes. stop ends it all, in reverse order, whatever state it is in.
-type stack struct {
+type suite struct {
 	dir    string
 	assets string
+	// parts stops the simulator and the control plane, in reverse start order.
+	parts stack.Stack
 
 	managerBin, gardensimBin string
 
@@ -65,7 +66,7 @@ type stack struct {
 	// apiServerKilled counts the restarts in which kube-apiserver had to be SIGKILLed.
 	apiServerKilled int
 
-	sim      *subprocess.Process
+	sim      *stack.SimulatorProcess
 	simAdmin string
 	// gardenKubeconfig is the manager's (through the simulator's proxy, with its faults);
 	// garden reads the garden API server directly, unseen by faults and the request log.
@@ -113,23 +114,16 @@ func (m leaderElectionMode) String() string {
 
 // buildBinaries builds cmd/manager and cmd/gardensim into the work directory, unless
 // CHAOS_MANAGER_BIN and CHAOS_GARDENSIM_BIN name binaries already built.
-func (s *stack) buildBinaries(ctx context.Context) error {
+func (s *suite) buildBinaries(ctx context.Context) error {
 	s.managerBin, s.gardensimBin = os.Getenv("CHAOS_MANAGER_BIN"), os.Getenv("CHAOS_GARDENSIM_BIN")
 	if s.managerBin != "" && s.gardensimBin != "" {
 		return nil
 	}
-	goBin, err := exec.LookPath("go")
+	bins, err := stack.Build(ctx, testenv.RepoRoot(), filepath.Join(s.dir, "bin"), "./cmd/manager", "./cmd/gardensim")
 	if err != nil {
-		goBin = "/usr/local/go/bin/go"
+		return err
 	}
-	bin := filepath.Join(s.dir, "bin")
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin+string(filepath.Separator), "./cmd/manager", "./cmd/gardensim")
-	cmd.Dir = testenv.RepoRoot()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("go build ./cmd/manager ./cmd/gardensim: %w\n%s", err, out)
-	}
-	s.managerBin, s.gardensimBin = filepath.Join(bin, "manager"), filepath.Join(bin, "gardensim")
+	s.managerBin, s.gardensimBin = bins[0], bins[1]
 	return nil
 }
 
@@ -138,25 +132,19 @@ func (s *stack) buildBinaries(ctx context.Context) error {
 // forgets a temporary directory on Stop and Start then makes new serving and client CAs, which
 // the kubeconfig the replicas hold would no longer trust; with a fixed directory, Start reuses
 // the certificates, the port and the users.
-func (s *stack) startControlPlane(ctx context.Context) error {
-	out, err := os.OpenFile(filepath.Join(s.dir, "control-plane.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func (s *suite) startControlPlane(ctx context.Context) error {
+	out, err := s.parts.CreateFile(filepath.Join(s.dir, "control-plane.log"))
 	if err != nil {
-		return fmt.Errorf("control plane log: %w", err)
+		return err
 	}
 	certDir := filepath.Join(s.dir, "kube-apiserver")
 	if err := os.MkdirAll(certDir, 0o750); err != nil {
 		return fmt.Errorf("kube-apiserver directory: %w", err)
 	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return err
-	}
-	root := testenv.RepoRoot()
-	s.plane, err = controlplane.Start(ctx, controlplane.Options{
+	s.plane, err = s.parts.StartControlPlane(ctx, stack.ControlPlaneOptions{
+		Root:          testenv.RepoRoot(),
 		Assets:        s.assets,
-		CRDDirs:       []string{filepath.Join(root, "config", "crd", "bases")},
-		AdmissionDir:  filepath.Join(root, "config", "admission"),
-		Scheme:        scheme,
+		Namespace:     namespace,
 		ProcessOutput: out,
 		CertDir:       certDir,
 		StartTimeout:  2 * time.Minute,
@@ -168,9 +156,6 @@ func (s *stack) startControlPlane(ctx context.Context) error {
 		return err
 	}
 	s.cpConfig, s.cp = s.plane.Config, s.plane.Client
-	if err := s.plane.CreateNamespace(ctx, namespace); err != nil {
-		return err
-	}
 	s.cpKubeconfig = filepath.Join(s.dir, "control-plane.kubeconfig")
 	return localenv.WriteKubeconfig(s.cpKubeconfig, "chaos", namespace, s.cpConfig)
 }
@@ -178,7 +163,7 @@ func (s *stack) startControlPlane(ctx context.Context) error {
 // restartAPIServer stops the control plane's kube-apiserver, keeps it down for down, starts it
 // again and returns once the kubeconfig the replicas hold reaches it again; it returns how long
 // the API was unreachable.
-func (s *stack) restartAPIServer(ctx context.Context, down time.Duration) (time.Duration, error) {
+func (s *suite) restartAPIServer(ctx context.Context, down time.Duration) (time.Duration, error) {
 	api := s.plane.APIServer()
 	began := time.Now()
 	if err := api.Stop(); err != nil {
@@ -264,7 +249,7 @@ func chaosScenario(p profile) scenario.Scenario {
 // startSimulator runs cmd/gardensim with the chaos scenario, shared shoot clusters, and the
 // kubeconfigs it writes for the manager and for the suite. It is SIGTERMed if the test process
 // dies, so that it stops its own etcd and API servers.
-func (s *stack) startSimulator(ctx context.Context, p profile) error {
+func (s *suite) startSimulator(ctx context.Context, p profile) error {
 	sc, err := yaml.Marshal(chaosScenario(p))
 	if err != nil {
 		return fmt.Errorf("encode scenario: %w", err)
@@ -273,54 +258,29 @@ func (s *stack) startSimulator(ctx context.Context, p profile) error {
 	if err := os.WriteFile(scenarioFile, sc, 0o644); err != nil {
 		return fmt.Errorf("write scenario: %w", err)
 	}
-	adminAddr, err := subprocess.LoopbackAddress(0)
-	if err != nil {
-		return err
-	}
-	s.simAdmin = "http://" + adminAddr
-	s.gardenKubeconfig = filepath.Join(s.dir, "garden.kubeconfig")
-	gardenAdmin := filepath.Join(s.dir, "garden-admin.kubeconfig")
-	s.sim, err = subprocess.Start("gardensim",
-		subprocess.Options{Log: filepath.Join(s.dir, "gardensim.log"), DeathSignal: syscall.SIGTERM}, s.gardensimBin,
-		"--scenario-file", scenarioFile,
-		"--shoot-mode", "shared",
-		"--operation-duration", p.OperationDuration.String(),
-		"--error-retry-delay", "2s",
-		"--projects", project,
-		"--assets", s.assets,
-		"--admin-listen", adminAddr,
-		"--kubeconfig-out", s.gardenKubeconfig,
-		"--garden-admin-kubeconfig-out", gardenAdmin,
-		"--seed", fmt.Sprint(p.Seed))
-	if err != nil {
-		return err
-	}
-	var cfg *rest.Config
-	err = poll(ctx, 3*time.Minute, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
-		if s.sim.Exited() {
-			return false, finalError{fmt.Errorf("gardensim exited: %w", s.sim.Err())}
-		}
-		if _, err := httpGet(ctx, s.simAdmin+"/healthz"); err != nil {
-			return false, err
-		}
-		// Both files are written after start-up, not atomically: wait until both parse.
-		if _, err := clientcmd.BuildConfigFromFlags("", s.gardenKubeconfig); err != nil {
-			return false, err
-		}
-		cfg, err = clientcmd.BuildConfigFromFlags("", gardenAdmin)
-		return err == nil, err
+	s.sim, err = s.parts.StartSimulatorProcess(ctx, stack.SimulatorProcessOptions{
+		Binary: s.gardensimBin, Dir: s.dir, Assets: s.assets,
+		Args: []string{
+			"--scenario-file", scenarioFile,
+			"--shoot-mode", "shared",
+			"--operation-duration", p.OperationDuration.String(),
+			"--error-retry-delay", "2s",
+			"--projects", project,
+			"--seed", fmt.Sprint(p.Seed),
+		},
 	})
 	if err != nil {
-		return fmt.Errorf("gardensim not ready: %w\n%s", err, s.sim.LogTail(30))
+		return err
 	}
-	if s.garden, err = client.NewWithWatch(cfg, client.Options{Scheme: s.cp.Scheme()}); err != nil {
+	s.simAdmin, s.gardenKubeconfig = s.sim.AdminURL, s.sim.Kubeconfig
+	if s.garden, err = client.NewWithWatch(s.sim.GardenAdmin, client.Options{Scheme: s.cp.Scheme()}); err != nil {
 		return fmt.Errorf("garden client: %w", err)
 	}
 	return nil
 }
 
 // detectLeaderElection finds out how the replicas can elect a leader outside a cluster.
-func (s *stack) detectLeaderElection() error {
+func (s *suite) detectLeaderElection() error {
 	help, _ := exec.Command(s.managerBin, "-help").CombinedOutput() //nolint:gosec // the binary the suite built.
 	if bytes.Contains(help, []byte("-leader-election-namespace")) {
 		s.leaderElection = leaderElectionFlag
@@ -356,7 +316,7 @@ func (r *replica) current() *subprocess.Process {
 }
 
 // managerArgs are the flags of every replica: short retries and deadlines from the profile.
-func (s *stack) managerArgs(p profile, r *replica) []string {
+func (s *suite) managerArgs(p profile, r *replica) []string {
 	args := []string{
 		"--gardener-kubeconfig", s.gardenKubeconfig,
 		"--gardener-project", project,
@@ -385,7 +345,7 @@ func (s *stack) managerArgs(p profile, r *replica) []string {
 }
 
 // startReplica starts the replica's manager process; a SIGKILL reaches it when the test dies.
-func (s *stack) startReplica(p profile, r *replica) error {
+func (s *suite) startReplica(p profile, r *replica) error {
 	bin, args := s.managerBin, s.managerArgs(p, r)
 	if s.leaderElection == leaderElectionMountNamespace {
 		// unshare execs sh, which execs the manager: one process, the one the suite kills.
@@ -409,7 +369,7 @@ func (s *stack) startReplica(p profile, r *replica) error {
 // startManagers starts the replicas, and a supervisor for each that restarts its process
 // whenever it ends: at once after a kill of the suite, after a growing pause (1s to 10s, as a
 // kubelet's back-off) after an end of its own. It returns once one replica leads.
-func (s *stack) startManagers(ctx context.Context, p profile) error {
+func (s *suite) startManagers(ctx context.Context, p profile) error {
 	for i := range p.Replicas {
 		r := &replica{name: fmt.Sprintf("manager-%d", i)}
 		var err error
@@ -431,7 +391,7 @@ func (s *stack) startManagers(ctx context.Context, p profile) error {
 }
 
 // superviseReplica restarts the replica's process each time it ends, until the stack stops.
-func (s *stack) superviseReplica(p profile, r *replica) {
+func (s *suite) superviseReplica(p profile, r *replica) {
 	defer s.supervise.Done()
 	backoff := time.Second
 	for {
@@ -481,7 +441,7 @@ func lastWords(p *subprocess.Process) string {
 }
 
 // killReplica SIGKILLs the replica's process; its supervisor starts it again at once.
-func (s *stack) killReplica(r *replica) error {
+func (s *suite) killReplica(r *replica) error {
 	r.mu.Lock()
 	proc := r.proc
 	r.killedDeliberate = true
@@ -490,14 +450,14 @@ func (s *stack) killReplica(r *replica) error {
 }
 
 // unexpectedExits returns the replicas' own ends so far.
-func (s *stack) unexpectedExits() []exitRecord {
+func (s *suite) unexpectedExits() []exitRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]exitRecord(nil), s.exits...)
 }
 
 // findLeader polls the replicas' metrics until one reports leader_election_master_status 1.
-func (s *stack) findLeader(ctx context.Context, timeout time.Duration) (*replica, error) {
+func (s *suite) findLeader(ctx context.Context, timeout time.Duration) (*replica, error) {
 	var leader *replica
 	err := poll(ctx, timeout, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
 		var errs []error
@@ -530,7 +490,7 @@ func (s *stack) findLeader(ctx context.Context, timeout time.Duration) (*replica
 }
 
 // stop ends everything in reverse start order and reports what would not stop cleanly.
-func (s *stack) stop() error {
+func (s *suite) stop() error {
 	var errs []error
 	s.stopOnce.Do(func() { close(s.stopping) })
 	s.supervise.Wait()
@@ -539,13 +499,8 @@ func (s *stack) stop() error {
 			_ = proc.Stop(15 * time.Second) // a manager killed at shutdown is no finding
 		}
 	}
-	if err := s.sim.Stop(time.Minute); err != nil {
+	if err := s.parts.Stop(); err != nil {
 		errs = append(errs, err)
-	}
-	if s.plane != nil {
-		if err := s.plane.Stop(); err != nil {
-			errs = append(errs, fmt.Errorf("stop control plane: %w", err))
-		}
 	}
 	return errors.Join(errs...)
 }

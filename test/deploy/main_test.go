@@ -31,11 +31,12 @@ import (
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/deploy"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
+	"github.com/runtime-ops/infrastructure-manager/internal/stack"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -46,7 +47,7 @@ const project = "kyma"
 const fieldManager = "test-deploy"
 
 var (
-	env *testenv.Env
+	env *controlplane.ControlPlane
 	sim *gardensim.Simulator
 
 	// objects is config/default rendered, in the order `kubectl apply` would take it.
@@ -76,36 +77,42 @@ type installation struct {
 
 // managerRun is a manager running in the test process.
 type managerRun struct {
+	*stack.Manager
 	metricsAddr, probeAddr string
-	done                   chan struct{}
-	err                    error
-	// stop stops the manager and waits until it has; it releases the leader lease.
-	stop func()
 }
+
+// stop stops the manager and waits until it has; it releases the leader lease.
+// Why it ended stays in Err.
+func (r *managerRun) stop() { _ = r.Stop() }
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
 	defer controlplane.StopOnSignal()()
 	ctx := context.Background()
-	var err error
-	if env, err = testenv.Start(ctx); err != nil {
+	testenv.SetLogger()
+	parts := &stack.Stack{}
+	defer func() { _ = parts.Stop() }()
+	scheme, err := testenv.Scheme()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = env.Stop() }()
+	if env, err = parts.StartControlPlane(ctx, stack.ControlPlaneOptions{Root: testenv.RepoRoot(), Assets: testenv.Assets(), Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	l, err := landscape.Load(converterConfig())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	// The project allows the landscape's tolerations, as a real landscape configures it.
-	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
+	if sim, err = parts.StartSimulator(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
 		gardensim.WithAllowedTolerations(l.AllTolerations()...)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = sim.Stop() }()
 	if err := install(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -310,7 +317,7 @@ func startManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := &managerRun{done: make(chan struct{})}
+	r := &managerRun{}
 	if r.metricsAddr, err = freeAddr(); err != nil {
 		return err
 	}
@@ -331,16 +338,9 @@ func startManager(ctx context.Context) error {
 		}
 	}
 	o.Metrics = runMetrics
-	mgr, err := manager.New(installed.config, sim.RESTConfig(), o)
-	if err != nil {
+	if r.Manager, err = stack.RunManager(ctx, stack.ManagerOptions{Config: installed.config, Garden: sim.RESTConfig(), Options: o}); err != nil {
 		return err
 	}
-	mctx, cancel := context.WithCancel(ctx)
-	go func() {
-		defer close(r.done)
-		r.err = mgr.Start(mctx)
-	}()
-	r.stop = func() { cancel(); <-r.done }
 	run = r
 	return nil
 }
@@ -383,8 +383,8 @@ func requireManager(t *testing.T) {
 		t.Fatalf("the manager did not start: the install was refused (%d objects)", len(applyErrs))
 	}
 	select {
-	case <-run.done:
-		t.Fatalf("the manager stopped: %v", run.err)
+	case <-run.Done():
+		t.Fatalf("the manager stopped: %v", run.Err())
 	default:
 	}
 }

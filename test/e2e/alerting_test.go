@@ -19,8 +19,8 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
 )
 
 // Alert names of the shipped rules that the scenarios expect.
@@ -521,7 +521,7 @@ func waitDelivery(t *testing.T, r *receiver, m match, timeout time.Duration) del
 	})
 	if err != nil {
 		t.Fatalf("%s: nothing with %s arrived within %s: %v\n%s\nalertmanager:\n%s",
-			r.name, m, timeout, err, r.dump(), sys.am.logTail(10))
+			r.name, m, timeout, err, r.dump(), sys.mon.Alertmanager.LogTail(10))
 	}
 	return got
 }

@@ -33,6 +33,7 @@ import (
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/stack"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -625,26 +626,20 @@ func fetch(ctx context.Context, url string) (string, error) {
 func ensureManager(t *testing.T) {
 	t.Helper()
 	select {
-	case <-sys.managerDone:
+	case <-sys.manager.Done():
 	default:
 		return
 	}
-	mgr, err := manager.New(sys.env.Config, sys.sim.RESTConfig(), managerOptions(sys.metricsAddr, sys.metrics))
-	if err != nil {
-		t.Fatal(err)
+	m, err := stack.RunManager(t.Context(), stack.ManagerOptions{
+		Config: sys.env.Config, Garden: sys.sim.RESTConfig(), Options: managerOptions(sys.metricsAddr, sys.metrics), WaitForMetrics: true,
+	})
+	if m != nil {
+		t.Cleanup(func() {
+			if err := m.Stop(); err != nil {
+				t.Errorf("the walkthrough's manager ended with: %v", err)
+			}
+		})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("the walkthrough's manager ended with: %v", err)
-		}
-	})
-	err = testenv.Eventually(t.Context(), time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, "http://"+sys.metricsAddr+"/metrics")
-	})
 	if err != nil {
 		t.Fatalf("the walkthrough's manager does not serve its metrics: %v", err)
 	}

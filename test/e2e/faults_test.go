@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim/fault"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
 )
 
 // setFaults replaces the simulator's fault rules through its admin API (PUT /rules), the way an

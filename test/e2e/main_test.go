@@ -5,27 +5,23 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/yaml"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
-	"github.com/runtime-ops/infrastructure-manager/internal/localenv"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
+	"github.com/runtime-ops/infrastructure-manager/internal/stack"
 	"github.com/runtime-ops/infrastructure-manager/internal/subprocess"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -70,12 +66,14 @@ const (
 	deadman = "deadman"
 )
 
-// stack is everything TestMain starts once for all tests.
-type stack struct {
+// suite is everything TestMain starts once for all tests.
+type suite struct {
 	// dir holds the configurations, the data of Prometheus and Alertmanager, and every log.
 	dir string
+	// parts stops what started, in reverse order.
+	parts stack.Stack
 
-	env *testenv.Env
+	env *controlplane.ControlPlane
 	sim *gardensim.Simulator
 	// simLog and simProcessLog receive the simulator's own log and the output of the API servers
 	// it runs for the shoots.
@@ -85,15 +83,12 @@ type stack struct {
 	metricsAddr string
 	// metrics are the managers', on controller-runtime's registry, which /metrics serves. The
 	// registry takes each metric once, so every manager of the suite takes these.
-	metrics         *metrics.Metrics
-	cancelManager   context.CancelFunc
-	managerDone     chan struct{}
-	managerErr      error
-	stopManagerOnce sync.Once
+	metrics *metrics.Metrics
+	manager *stack.Manager
 
 	// promBin and amBin are the Prometheus and Alertmanager binaries (see monitoringBinaries).
 	promBin, amBin  string
-	prom, am        *process
+	mon             *stack.Monitoring
 	promURL, amURL  string
 	receivers       map[string]*receiver
 	oncall, devteam *receiver
@@ -103,8 +98,8 @@ type stack struct {
 	phases []string
 }
 
-// sys is the running stack.
-var sys *stack
+// sys is the running suite.
+var sys *suite
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -123,7 +118,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	began := time.Now()
-	s := &stack{promBin: promBin, amBin: amBin}
+	s := &suite{promBin: promBin, amBin: amBin}
 	err = s.start(context.Background())
 	stopped := func() {
 		if err := s.stop(); err != nil {
@@ -150,7 +145,7 @@ func run(m *testing.M) int {
 }
 
 // monitoringBinaries returns the Prometheus and Alertmanager binaries the end-to-end tests run,
-// found as `make run` finds them (localenv.FindMonitoringIn): the file that PROMETHEUS or
+// found as `make run` finds them (stack.FindMonitoringIn): the file that PROMETHEUS or
 // ALERTMANAGER names (make test-go sets them), else the build of 'make monitoring-tools' in the
 // repository's bin/monitoring, else the one on PATH (the Debian packages'). A variable that names
 // no file is an error here rather than a reason to take another binary. Every test of the
@@ -164,27 +159,27 @@ func monitoringBinaries() (prometheus, alertmanager string, err error) {
 			}
 		}
 	}
-	prometheus, alertmanager = localenv.FindMonitoringIn(testenv.RepoRoot())
+	prometheus, alertmanager = stack.FindMonitoringIn(testenv.RepoRoot())
 	for name, p := range map[string]string{"prometheus": prometheus, "alertmanager": alertmanager} {
 		if p == "" {
 			errs = append(errs, fmt.Errorf("no %s in $%s, %s or on PATH: build it with 'make monitoring-tools' (make test-go and make test do)",
-				name, strings.ToUpper(name), filepath.Join(testenv.RepoRoot(), localenv.MonitoringDir)))
+				name, strings.ToUpper(name), filepath.Join(testenv.RepoRoot(), stack.MonitoringDir)))
 		}
 	}
 	return prometheus, alertmanager, errors.Join(errs...)
 }
 
-// start boots the stack in order: the webhooks, the control plane, the simulator, the manager,
-// Alertmanager, then Prometheus (last, so that it never sees the manager absent). It returns once
-// the Watchdog has travelled the whole chain to the deadman webhook. On error, stop ends what was
-// started.
-func (s *stack) start(ctx context.Context) error {
+// start boots the suite's parts in order: the webhooks, the control plane, the simulator, the
+// manager, then Alertmanager and Prometheus (last, so that it never sees the manager absent). It
+// returns once the Watchdog has travelled the whole chain to the deadman webhook. On error, stop
+// ends what was started.
+func (s *suite) start(ctx context.Context) error {
 	var err error
 	if s.dir, err = os.MkdirTemp("", "infrastructure-manager-e2e-"); err != nil {
 		return fmt.Errorf("work dir: %w", err)
 	}
-	if s.logFile, err = os.Create(filepath.Join(s.dir, "manager.log")); err != nil {
-		return fmt.Errorf("manager log: %w", err)
+	if s.logFile, err = s.parts.CreateFile(filepath.Join(s.dir, "manager.log")); err != nil {
+		return err
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(s.logFile), zap.UseDevMode(true)))
 
@@ -200,8 +195,7 @@ func (s *stack) start(ctx context.Context) error {
 		{"control plane", s.startControlPlane},
 		{"simulator", s.startSimulator},
 		{"manager", s.startManager},
-		{"alertmanager", s.startAlertmanager},
-		{"prometheus", s.startPrometheus},
+		{"monitoring", s.startMonitoring},
 		{"watchdog", s.waitForPipeline},
 	} {
 		began := time.Now()
@@ -214,26 +208,29 @@ func (s *stack) start(ctx context.Context) error {
 }
 
 // startControlPlane boots kube-apiserver and etcd with the CRDs and the namespace of the Runtimes.
-func (s *stack) startControlPlane(ctx context.Context) error {
-	var err error
-	if s.env, err = testenv.Start(ctx); err != nil {
+func (s *suite) startControlPlane(ctx context.Context) error {
+	scheme, err := testenv.Scheme()
+	if err != nil {
 		return err
 	}
-	return s.env.CreateNamespace(ctx, namespace)
+	s.env, err = s.parts.StartControlPlane(ctx, stack.ControlPlaneOptions{
+		Root: testenv.RepoRoot(), Assets: testenv.Assets(), Scheme: scheme, Namespace: namespace,
+	})
+	return err
 }
 
 // startSimulator boots the Gardener simulator with the project and two-second shoot operations.
 // Its log goes to gardensim.log and the output of its shoot API servers to
 // gardensim-processes.log in the work dir.
-func (s *stack) startSimulator(ctx context.Context) error {
+func (s *suite) startSimulator(ctx context.Context) error {
 	var err error
-	if s.simLog, err = os.Create(filepath.Join(s.dir, "gardensim.log")); err != nil {
-		return fmt.Errorf("simulator log: %w", err)
+	if s.simLog, err = s.parts.CreateFile(filepath.Join(s.dir, "gardensim.log")); err != nil {
+		return err
 	}
-	if s.simProcessLog, err = os.Create(filepath.Join(s.dir, "gardensim-processes.log")); err != nil {
-		return fmt.Errorf("simulator process log: %w", err)
+	if s.simProcessLog, err = s.parts.CreateFile(filepath.Join(s.dir, "gardensim-processes.log")); err != nil {
+		return err
 	}
-	s.sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
+	s.sim, err = s.parts.StartSimulator(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
 		gardensim.WithLogger(zap.New(zap.WriteTo(s.simLog), zap.UseDevMode(true))),
 		gardensim.WithProcessOutput(s.simProcessLog))
 	return err
@@ -244,8 +241,8 @@ func webhookPath(receiver string) string { return strings.ReplaceAll(receiver, "
 
 // startManager runs the manager with the wiring of cmd/manager, short retry policies and
 // deadlines, a circuit breaker that opens after circuitThreshold failures, and metrics on a free
-// loopback port.
-func (s *stack) startManager(ctx context.Context) error {
+// loopback port. It returns once the metrics endpoint answers.
+func (s *suite) startManager(ctx context.Context) error {
 	var err error
 	if s.metricsAddr, err = subprocess.LoopbackAddress(0); err != nil {
 		return err
@@ -255,28 +252,10 @@ func (s *stack) startManager(ctx context.Context) error {
 			return err
 		}
 	}
-	mgr, err := manager.New(s.env.Config, s.sim.RESTConfig(), managerOptions(s.metricsAddr, s.metrics))
-	if err != nil {
-		return err
-	}
-	mgrCtx, cancel := context.WithCancel(context.Background())
-	s.cancelManager, s.managerDone = cancel, make(chan struct{})
-	go func() {
-		defer close(s.managerDone)
-		s.managerErr = mgr.Start(mgrCtx)
-	}()
-	err = testenv.Eventually(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
-		select {
-		case <-s.managerDone:
-			return false, fmt.Errorf("manager stopped: %w", s.managerErr)
-		default:
-		}
-		return httpOK(ctx, "http://"+s.metricsAddr+"/metrics")
+	s.manager, err = s.parts.StartManager(ctx, stack.ManagerOptions{
+		Config: s.env.Config, Garden: s.sim.RESTConfig(), Options: managerOptions(s.metricsAddr, s.metrics), WaitForMetrics: true,
 	})
-	if err != nil {
-		return fmt.Errorf("manager metrics: %w", err)
-	}
-	return nil
+	return err
 }
 
 // testPolicy is the retry policy of every step in the suite: short delays and few attempts, so
@@ -301,23 +280,24 @@ func managerOptions(metricsAddr string, m *metrics.Metrics) manager.Options {
 
 // stopManager stops the manager and waits until it has ended; its metrics endpoint goes with it.
 // It is safe to call more than once.
-func (s *stack) stopManager() error {
-	if s.cancelManager == nil {
+func (s *suite) stopManager() error {
+	if s.manager == nil {
 		return nil
 	}
-	s.stopManagerOnce.Do(func() {
-		s.cancelManager()
-		<-s.managerDone
-	})
-	if s.managerErr != nil {
-		return fmt.Errorf("manager: %w", s.managerErr)
-	}
-	return nil
+	return s.manager.Stop()
 }
 
-// startAlertmanager runs Alertmanager with the shipped routing, webhooks and timers adapted.
-func (s *stack) startAlertmanager(ctx context.Context) error {
-	shipped, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), shippedAlertmanager))
+// startMonitoring runs Alertmanager with the shipped routing, webhooks and timers adapted, then
+// Prometheus with the scaled rules, scraping the manager every second and sending alerts to the
+// Alertmanager. The receivers close when Prometheus and Alertmanager have stopped.
+func (s *suite) startMonitoring(ctx context.Context) error {
+	s.parts.AddQuiet("alert receivers", func() error {
+		for _, r := range s.receivers {
+			r.close()
+		}
+		return nil
+	})
+	shippedAM, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), shippedAlertmanager))
 	if err != nil {
 		return fmt.Errorf("read shipped alertmanager config: %w", err)
 	}
@@ -325,38 +305,15 @@ func (s *stack) startAlertmanager(ctx context.Context) error {
 	for name, r := range s.receivers {
 		webhooks[name] = r.url(webhookPath(name))
 	}
-	cfg, err := alertmanagerConfig(shipped, webhooks)
+	amConfig, err := alertmanagerConfig(shippedAM, webhooks)
 	if err != nil {
 		return err
 	}
-	cfgPath := filepath.Join(s.dir, "alertmanager.yaml")
-	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
-		return fmt.Errorf("write alertmanager config: %w", err)
-	}
-	addr, err := subprocess.LoopbackAddress(0)
-	if err != nil {
-		return err
-	}
-	s.amURL = "http://" + addr
-	s.am, err = startProcess("alertmanager", filepath.Join(s.dir, "alertmanager.log"), s.amBin,
-		"--config.file="+cfgPath,
-		"--storage.path="+filepath.Join(s.dir, "alertmanager-data"),
-		"--web.listen-address="+addr,
-		"--cluster.listen-address=")
-	if err != nil {
-		return err
-	}
-	return s.am.WaitHTTP(ctx, s.amURL+"/-/ready", 30*time.Second)
-}
-
-// startPrometheus runs Prometheus with the scaled rules, scraping the manager every second and
-// sending alerts to the Alertmanager.
-func (s *stack) startPrometheus(ctx context.Context) error {
-	shipped, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), shippedRules))
+	shippedRules, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), shippedRules))
 	if err != nil {
 		return fmt.Errorf("read shipped rules: %w", err)
 	}
-	rules, err := scaleRules(shipped)
+	rules, err := scaleRules(shippedRules)
 	if err != nil {
 		return err
 	}
@@ -364,50 +321,30 @@ func (s *stack) startPrometheus(ctx context.Context) error {
 	if err := os.WriteFile(rulesPath, rules, 0o644); err != nil {
 		return fmt.Errorf("write rules: %w", err)
 	}
-	amAddr := strings.TrimPrefix(s.amURL, "http://")
-	cfg, err := yaml.Marshal(map[string]any{
-		"global":     map[string]any{"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-		"rule_files": []string{rulesPath},
-		"alerting": map[string]any{"alertmanagers": []any{
-			map[string]any{"static_configs": []any{map[string]any{"targets": []string{amAddr}}}},
-		}},
-		"scrape_configs": []any{map[string]any{
-			"job_name":       job,
-			"static_configs": []any{map[string]any{"targets": []string{s.metricsAddr}}},
-		}},
+	s.mon, err = s.parts.StartMonitoring(ctx, stack.MonitoringOptions{
+		Prometheus: s.promBin, Alertmanager: s.amBin,
+		RulesFile: rulesPath, AlertmanagerConfig: amConfig,
+		MetricsAddr: s.metricsAddr, Dir: s.dir,
+		ScrapeInterval: time.Second, ScrapeTimeout: time.Second,
+		PrometheusArgs: []string{"--rules.alert.resend-delay=" + resendDelay.String()},
+		StopTimeout:    10 * time.Second,
 	})
 	if err != nil {
-		return fmt.Errorf("prometheus config: %w", err)
-	}
-	cfgPath := filepath.Join(s.dir, "prometheus.yaml")
-	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
-		return fmt.Errorf("write prometheus config: %w", err)
-	}
-	addr, err := subprocess.LoopbackAddress(0)
-	if err != nil {
 		return err
 	}
-	s.promURL = "http://" + addr
-	s.prom, err = startProcess("prometheus", filepath.Join(s.dir, "prometheus.log"), s.promBin,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(s.dir, "prometheus-data"),
-		"--web.listen-address="+addr,
-		"--rules.alert.resend-delay="+resendDelay.String())
-	if err != nil {
-		return err
-	}
-	return s.prom.WaitHTTP(ctx, s.promURL+"/-/ready", time.Minute)
+	s.promURL, s.amURL = s.mon.PrometheusURL, s.mon.AlertmanagerURL
+	return nil
 }
 
 // waitForPipeline returns once Prometheus scrapes the manager, has loaded every shipped alert,
 // and the Watchdog has reached the deadman webhook through Alertmanager.
-func (s *stack) waitForPipeline(ctx context.Context) error {
+func (s *suite) waitForPipeline(ctx context.Context) error {
 	err := testenv.Eventually(ctx, time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		up, err := promQuery(ctx, s.promURL, fmt.Sprintf(`up{job=%q} == 1`, job))
 		return len(up) == 1, err
 	})
 	if err != nil {
-		return fmt.Errorf("prometheus does not scrape the manager: %w\n%s", err, s.prom.logTail(20))
+		return fmt.Errorf("prometheus does not scrape the manager: %w\n%s", err, s.mon.Prometheus.LogTail(20))
 	}
 	want, err := readShippedRules()
 	if err != nil {
@@ -419,7 +356,7 @@ func (s *stack) waitForPipeline(ctx context.Context) error {
 	}
 	for _, r := range want.alerts() {
 		if _, ok := loaded[r.Alert]; !ok {
-			return fmt.Errorf("prometheus did not load the alert %s\n%s", r.Alert, s.prom.logTail(20))
+			return fmt.Errorf("prometheus did not load the alert %s\n%s", r.Alert, s.mon.Prometheus.LogTail(20))
 		}
 	}
 	err = testenv.Eventually(ctx, time.Minute, 100*time.Millisecond, func(context.Context) (bool, error) {
@@ -427,29 +364,10 @@ func (s *stack) waitForPipeline(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("the Watchdog did not reach the deadman webhook: %w\nprometheus:\n%s\nalertmanager:\n%s",
-			err, s.prom.logTail(10), s.am.logTail(10))
+			err, s.mon.Prometheus.LogTail(10), s.mon.Alertmanager.LogTail(10))
 	}
 	return nil
 }
 
 // stop ends everything start started, in reverse order, and reports every failure.
-func (s *stack) stop() error {
-	var errs []error
-	errs = append(errs, s.prom.stop(), s.am.stop())
-	for _, name := range slices.Sorted(maps.Keys(s.receivers)) {
-		s.receivers[name].close()
-	}
-	errs = append(errs, s.stopManager())
-	if s.sim != nil {
-		errs = append(errs, s.sim.Stop())
-	}
-	if s.env != nil {
-		errs = append(errs, s.env.Stop())
-	}
-	for _, f := range []*os.File{s.logFile, s.simLog, s.simProcessLog} {
-		if f != nil {
-			errs = append(errs, f.Close())
-		}
-	}
-	return errors.Join(errs...)
-}
+func (s *suite) stop() error { return s.parts.Stop() }

@@ -92,7 +92,7 @@ func TestAlertmanagerConfigIsTheShippedOne(t *testing.T) {
 		return doc
 	}
 	shipped := read(filepath.Join(testenv.RepoRoot(), shippedAlertmanager))
-	got := read(filepath.Join(sys.dir, "alertmanager.yaml"))
+	got := read(sys.mon.AlertmanagerConfigFile)
 	for _, doc := range []map[string]any{shipped, got} {
 		dropAdapted(doc)
 	}

@@ -21,9 +21,9 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv/upstream"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 )
 
 // TestAdoptUpstreamRuntime leaves a runtime as upstream leaves a Ready one: the shoot and its

@@ -22,11 +22,13 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/controlplane"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
+	"github.com/runtime-ops/infrastructure-manager/internal/stack"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
-	"github.com/runtime-ops/infrastructure-manager/pkg/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
@@ -36,7 +38,7 @@ const project = "kyma"
 const testAttempts = 6
 
 var (
-	env    *testenv.Env
+	env    *controlplane.ControlPlane
 	sim    *gardensim.Simulator
 	garden client.Client
 	// managerClient is the running manager's own client, which reads through its caches.
@@ -49,23 +51,32 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	ctx := context.Background()
-	var err error
-	if env, err = testenv.Start(ctx); err != nil {
+	testenv.SetLogger()
+	parts := &stack.Stack{}
+	defer func() {
+		if err := parts.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	scheme, err := testenv.Scheme()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = env.Stop() }()
+	if env, err = parts.StartControlPlane(ctx, stack.ControlPlaneOptions{Root: testenv.RepoRoot(), Assets: testenv.Assets(), Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	tolerations, err := landscapeTolerations()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if sim, err = gardensim.Start(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
+	if sim, err = parts.StartSimulator(ctx, gardensim.WithAssets(testenv.Assets()), gardensim.WithProjects(project), gardensim.WithOperationDuration(2*time.Second),
 		gardensim.WithAllowedTolerations(tolerations...)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = sim.Stop() }()
 	if err := env.CreateNamespace(ctx, "kcp-system"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -74,12 +85,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	stop, err := startManager()
-	if err != nil {
+	if err := startManager(ctx, parts); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer stop()
 	return m.Run()
 }
 
@@ -125,26 +134,17 @@ func managerOptions() manager.Options {
 
 // startManager runs both controllers against the test API server and the simulator, with the
 // wiring cmd/manager uses and short policies and deadlines.
-func startManager() (func(), error) {
-	o := managerOptions()
-	mgr, err := manager.New(env.Config, sim.RESTConfig(), o)
+// The stack stops it, and reports why it ended.
+func startManager(ctx context.Context, parts *stack.Stack) error {
+	mgr, err := parts.StartManager(ctx, stack.ManagerOptions{Config: env.Config, Garden: sim.RESTConfig(), Options: managerOptions()})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	managerClient = mgr.GetClient()
+	managerClient, managerDone = mgr.GetClient(), mgr.Done()
 	if garden, err = client.New(sim.GardenAdminConfig(), client.Options{Scheme: mgr.GetScheme()}); err != nil {
-		return nil, err
+		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	managerDone = done
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	return func() { cancel(); <-done }, nil
+	return nil
 }
 
 // TestFixturesProvisionAndDeprovision provisions every upstream fixture to Ready, checks the
