@@ -63,10 +63,11 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy code, the PrometheusRule (from config/prometheus/rules.yaml) and docs/fsm.md.
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code, the PrometheusRule (from config/prometheus/rules.yaml), docs/fsm.md and the package picture in docs/architecture.md.
 	$(CONTROLLER_GEN) object paths="./api/...;./pkg/fsm/api/..."
 	go run ./hack/alerting/genrule -in config/prometheus/rules.yaml -out config/prometheus/prometheusrule.yaml
 	go run ./hack/fsmdiagram -out docs/fsm.md
+	go run ./hack/pkgdiagram -doc docs/architecture.md
 
 # allowDangerousTypes: the Runtime API carries Gardener's worker options whole, as upstream's does,
 # and Gardener's cluster-autoscaler options have float fields. RBAC comes from
