@@ -233,7 +233,9 @@ type shootBuilder struct {
 	kept    []KeptVersion
 }
 
-// spec builds the Shoot's spec.
+// spec builds the Shoot's spec, section by section. Each section has its own file: workers.go
+// and provider.go, auditlog.go, kubernetes.go, networking.go, placement.go, maintenance.go,
+// dns.go, extensions.go and acl.go, resources.go.
 func (b *shootBuilder) spec() (gardencorev1beta1.ShootSpec, error) {
 	s := b.rt.Spec.Shoot
 	pools, err := b.workers()

@@ -24,3 +24,13 @@ func secretReference(name, secret string) gardencorev1beta1.NamedResourceReferen
 		ResourceRef: autoscalingv1.CrossVersionObjectReference{APIVersion: "v1", Kind: "Secret", Name: secret},
 	}
 }
+
+// resources lists the Secrets the Shoot's extensions read, in the live shoot's order.
+func (b *shootBuilder) resources(dns *gardencorev1beta1.DNS, tenant *AuditLogTenant) []gardencorev1beta1.NamedResourceReference {
+	out := resources(dns, tenant)
+	if b.current == nil {
+		return out
+	}
+	name := func(r gardencorev1beta1.NamedResourceReference) string { return r.Name }
+	return orderLike(out, b.current.Spec.Resources, name)
+}
