@@ -80,7 +80,7 @@ func (r *root) plan(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
-	convert := opts.ConvertOptions(l)
+	renderOpts := opts.RenderOptions(l)
 	var inputs []planInputs
 	switch {
 	case *file != "" && (*gardenKubeconfig != "" || fs.NArg() > 0):
@@ -101,14 +101,14 @@ func (r *root) plan(ctx context.Context, args []string) error {
 		cp := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 			&clientcmd.ClientConfigLoadingRules{ExplicitPath: *kubeconfigPath, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
 			&clientcmd.ConfigOverrides{CurrentContext: *kubeContext, Context: clientcmdapi.Context{Namespace: namespace}})
-		if inputs, err = readPlanInputs(ctx, cp, *gardenKubeconfig, convert.Namespace, fs.Args()); err != nil {
+		if inputs, err = readPlanInputs(ctx, cp, *gardenKubeconfig, renderOpts.Namespace, fs.Args()); err != nil {
 			return err
 		}
 	default:
 		fs.Usage()
 		return errors.New("plan: -f RUNTIME.yaml (offline) or --gardener-kubeconfig FILE (online) is required")
 	}
-	plans, err := planAll(inputs, convert, aclOf(opts, *aclPath))
+	plans, err := planAll(inputs, renderOpts, aclOf(opts, *aclPath))
 	if err != nil {
 		return err
 	}
@@ -124,15 +124,15 @@ func aclOf(opts manager.Options, path string) *aclFile {
 	return &aclFile{path: path}
 }
 
-// planAll plans the shoot of each input under convert, with the ACL addresses of acl when the
+// planAll plans the shoot of each input under renderOpts, with the ACL addresses of acl when the
 // landscape restricts API servers (nil: it does not). A shoot named by more than one Runtime is
 // planned for none of them: the manager gives it to one and fails the others.
-func planAll(inputs []planInputs, convert gardener.ConvertOptions, acl *aclFile) ([]runtimePlan, error) {
+func planAll(inputs []planInputs, renderOpts gardener.RenderOptions, acl *aclFile) ([]runtimePlan, error) {
 	shared := sharedShoots(inputs)
 	plans := make([]runtimePlan, 0, len(inputs))
 	for _, in := range inputs {
 		p := runtimePlan{name: in.rt.Name, shoot: in.rt.Spec.Shoot.Name}
-		o := convert
+		o := renderOpts
 		if acl != nil {
 			var err error
 			if o.ACL, err = acl.forRuntime(in.rt); err != nil {

@@ -52,14 +52,14 @@ func render(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("render: %w", err)
 		}
 	}
-	convert := opts.ConvertOptions(l)
+	renderOpts := opts.RenderOptions(l)
 	if opts.APIServerACLEnabled {
 		acl := &aclFile{path: *aclPath}
-		if convert.ACL, err = acl.forRuntime(rt); err != nil {
+		if renderOpts.ACL, err = acl.forRuntime(rt); err != nil {
 			return fmt.Errorf("render: %w", err)
 		}
 	}
-	r, err := runtimectrl.Render(rt, current, convert)
+	r, err := runtimectrl.Render(rt, current, renderOpts)
 	if err != nil {
 		return err
 	}

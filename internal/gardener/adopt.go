@@ -97,16 +97,6 @@ func mergeObjects(base, ours map[string]any) map[string]any {
 	return out
 }
 
-// resources lists the Secrets the Shoot's extensions read, in the live shoot's order.
-func (b *shootBuilder) resources(dns *gardencorev1beta1.DNS, tenant *AuditLogTenant) []gardencorev1beta1.NamedResourceReference {
-	out := resources(dns, tenant)
-	if b.current == nil {
-		return out
-	}
-	name := func(r gardencorev1beta1.NamedResourceReference) string { return r.Name }
-	return orderLike(out, b.current.Spec.Resources, name)
-}
-
 // orderLike returns items in the order live holds them, by key; items live lacks follow in
 // their own order.
 func orderLike[T any](items, live []T, key func(T) string) []T {

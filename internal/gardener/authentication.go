@@ -42,7 +42,7 @@ func AuthenticationConfigName(shoot string) string {
 
 // mainOIDC returns the Runtime's main OIDC provider, or the operators' default when the Runtime
 // sets none of its fields; nil when there is neither.
-func mainOIDC(rt *infrav1.Runtime, opts ConvertOptions) *infrav1.OIDCConfig {
+func mainOIDC(rt *infrav1.Runtime, opts RenderOptions) *infrav1.OIDCConfig {
 	if in := rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig; !reflect.ValueOf(in).IsZero() {
 		return &in
 	}
@@ -52,7 +52,7 @@ func mainOIDC(rt *infrav1.Runtime, opts ConvertOptions) *infrav1.OIDCConfig {
 // AuthenticationConfigMap returns the structured authentication ConfigMap of rt's shoot, as
 // Render does, without rendering the Shoot; nil when there is no main OIDC provider. Its errors
 // are terminal: a configuration kube-apiserver would not load.
-func AuthenticationConfigMap(rt *infrav1.Runtime, opts ConvertOptions) (*corev1.ConfigMap, error) {
+func AuthenticationConfigMap(rt *infrav1.Runtime, opts RenderOptions) (*corev1.ConfigMap, error) {
 	cm, err := authenticationConfigMap(rt, opts)
 	if err != nil {
 		return nil, retry.Terminal(ReasonInvalidRuntime, err)
@@ -64,7 +64,7 @@ func AuthenticationConfigMap(rt *infrav1.Runtime, opts ConvertOptions) (*corev1.
 // references, holding one JWT authenticator for the main OIDC provider; nil when there is no
 // main provider. The additional providers are not in it: they are OpenIDConnect resources in
 // the runtime cluster (see OpenIDConnects).
-func authenticationConfigMap(rt *infrav1.Runtime, opts ConvertOptions) (*corev1.ConfigMap, error) {
+func authenticationConfigMap(rt *infrav1.Runtime, opts RenderOptions) (*corev1.ConfigMap, error) {
 	oidc := mainOIDC(rt, opts)
 	if oidc == nil {
 		return nil, nil

@@ -124,7 +124,7 @@ func decodeAuthentication(data string) (*apiserverv1beta1.AuthenticationConfigur
 // ConfigMap already says what the Runtime asks for, in upstream's words: a takeover leaves it
 // as it is, and the manager writes its own only once the Runtime's OIDC settings change. The
 // content is compared decoded, so the YAML's layout does not count.
-func WrittenByUpstream(rt *infrav1.Runtime, opts ConvertOptions, live *corev1.ConfigMap) bool {
+func WrittenByUpstream(rt *infrav1.Runtime, opts RenderOptions, live *corev1.ConfigMap) bool {
 	if live == nil {
 		return false
 	}

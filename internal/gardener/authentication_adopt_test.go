@@ -69,7 +69,7 @@ func TestKeepLivePrefixes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := baseRuntime()
-			want, err := AuthenticationConfigMap(rt, ConvertOptions{Namespace: "garden-kyma"})
+			want, err := AuthenticationConfigMap(rt, RenderOptions{Namespace: "garden-kyma"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,9 +86,9 @@ func TestKeepLivePrefixes(t *testing.T) {
 		})
 	}
 	rt := baseRuntime()
-	before, _ := AuthenticationConfigMap(rt, ConvertOptions{Namespace: "garden-kyma"})
+	before, _ := AuthenticationConfigMap(rt, RenderOptions{Namespace: "garden-kyma"})
 	rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig.UsernameClaim = ptr.To("email")
-	after, _ := AuthenticationConfigMap(rt, ConvertOptions{Namespace: "garden-kyma"})
+	after, _ := AuthenticationConfigMap(rt, RenderOptions{Namespace: "garden-kyma"})
 	if before.Annotations[AnnotationOIDCInput] == after.Annotations[AnnotationOIDCInput] {
 		t.Error("a change of the OIDC settings keeps the fingerprint")
 	}
@@ -162,7 +162,7 @@ func TestWrittenByUpstream(t *testing.T) {
 			want: true,
 		},
 	}
-	opts := ConvertOptions{DefaultOIDC: &infrav1.OIDCConfig{
+	opts := RenderOptions{DefaultOIDC: &infrav1.OIDCConfig{
 		IssuerURL: ptr.To("https://default.example.com"), ClientID: ptr.To("client"),
 		UsernameClaim: ptr.To("sub"), UsernamePrefix: ptr.To("-"), GroupsClaim: ptr.To("groups"),
 	}}

@@ -42,7 +42,7 @@ import (
 // apiServer admits a Runtime as the API server does on create, with the CRD of
 // config/crd/bases and the admission policy of config/admission: it prunes unknown fields,
 // applies the schema's defaults, and validates metadata, the OpenAPI schema, list types, the
-// CEL rules and the required labels. The fuzz target converts only what it admits, because
+// CEL rules and the required labels. The fuzz target renders only what it admits, because
 // the manager never sees anything else.
 type apiServer struct {
 	// schema is the structural schema of the Runtime's served version.
@@ -147,11 +147,11 @@ func hasRequiredLabels(rt *infrav1.Runtime) bool {
 	return rt.Labels[infrav1.LabelShootName] == rt.Spec.Shoot.Name
 }
 
-// fuzzLandscape returns the conversion options of a landscape with every setting on, built
+// fuzzLandscape returns the render options of a landscape with every setting on, built
 // from the fixtures of testdata/landscape: audit log tenants, maintenance windows and ACL
 // addresses as the realistic landscape has them, custom DNS, feature gates, IMDSv2 and the
 // landscape's OIDC providers. mandatoryAuditLog refuses regions without a tenant.
-func fuzzLandscape(tb testing.TB, mandatoryAuditLog bool) ConvertOptions {
+func fuzzLandscape(tb testing.TB, mandatoryAuditLog bool) RenderOptions {
 	tb.Helper()
 	dir := filepath.Join(testenv.FixturesDir(), "landscape")
 	readJSON := func(data []byte, v any) {
@@ -238,7 +238,7 @@ func FuzzRender(f *testing.F) {
 	}
 
 	server := newAPIServer(f)
-	landscapes := []ConvertOptions{goldenOptions, fuzzLandscape(f, false), fuzzLandscape(f, true)}
+	landscapes := []RenderOptions{goldenOptions, fuzzLandscape(f, false), fuzzLandscape(f, true)}
 	f.Fuzz(func(t *testing.T, data []byte, landscape uint8) {
 		rt, ok := server.admit(data)
 		if !ok {
@@ -249,7 +249,7 @@ func FuzzRender(f *testing.F) {
 }
 
 // checkRender renders rt under opts and checks the properties FuzzRender promises.
-func checkRender(t *testing.T, rt *infrav1.Runtime, opts ConvertOptions) {
+func checkRender(t *testing.T, rt *infrav1.Runtime, opts RenderOptions) {
 	t.Helper()
 	want := rt.DeepCopy()
 	first, err := Render(rt, nil, opts)

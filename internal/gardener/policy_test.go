@@ -14,8 +14,8 @@ import (
 )
 
 // policyOptions is a landscape with IMDSv2, custom DNS and audit logging on.
-func policyOptions() ConvertOptions {
-	return ConvertOptions{
+func policyOptions() RenderOptions {
+	return RenderOptions{
 		Namespace: "garden-kyma",
 		AWSIMDSv2: true,
 		DNS:       &DNS{SecretName: "dns-secret", DomainPrefix: "kyma.example.com", ProviderType: "aws-route53"},

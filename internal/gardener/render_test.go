@@ -25,7 +25,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden renders in testdata/render")
 
 // goldenOptions are the landscape defaults of the golden renders.
-var goldenOptions = ConvertOptions{
+var goldenOptions = RenderOptions{
 	Namespace:                  "garden-kyma",
 	DefaultKubernetesVersion:   "1.33.4",
 	DefaultMachineImage:        "gardenlinux",

@@ -14,7 +14,7 @@ import (
 
 // Config is the converter configuration file.
 type Config struct {
-	// Converter holds what the Runtime to Shoot conversion needs.
+	// Converter holds what the render of a Runtime into a Shoot needs.
 	Converter ConverterConfig `json:"converter"`
 	// Cluster holds what the runtime clusters get.
 	Cluster ClusterConfig `json:"cluster"`
@@ -26,7 +26,7 @@ type ClusterConfig struct {
 	DefaultSharedIASTenant *OIDCProvider `json:"defaultSharedIASTenant,omitempty"`
 }
 
-// ConverterConfig is the part of the file the Runtime to Shoot conversion reads.
+// ConverterConfig is the part of the file the render of a Runtime into a Shoot reads.
 type ConverterConfig struct {
 	Kubernetes        KubernetesConfig        `json:"kubernetes"`
 	DNS               DNSConfig               `json:"dns"`

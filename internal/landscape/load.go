@@ -384,10 +384,10 @@ type Options struct {
 	ACL *gardener.ACL
 }
 
-// ConvertOptions returns what the Runtime to Shoot conversion gets from the landscape.
-func (l *Landscape) ConvertOptions(o Options) gardener.ConvertOptions {
+// RenderOptions returns what the render of a Runtime into a Shoot gets from the landscape.
+func (l *Landscape) RenderOptions(o Options) gardener.RenderOptions {
 	c := l.Config.Converter
-	out := gardener.ConvertOptions{
+	out := gardener.RenderOptions{
 		Namespace:                  "garden-" + c.Gardener.ProjectName,
 		DefaultKubernetesVersion:   c.Kubernetes.DefaultVersion,
 		DefaultMachineImage:        c.MachineImage.DefaultName,

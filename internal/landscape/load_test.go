@@ -20,13 +20,13 @@ import (
 var dir = filepath.Join(testenv.FixturesDir(), "landscape")
 
 // TestLoadRealistic reads the realistic configuration and the files it names, and checks what
-// the conversion gets from them.
+// the render gets from them.
 func TestLoadRealistic(t *testing.T) {
 	l, err := Load(filepath.Join(dir, "converter_config.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := l.ConvertOptions(Options{AuditLogMandatory: true})
+	c := l.RenderOptions(Options{AuditLogMandatory: true})
 	if c.Namespace != "garden-kyma" || c.DefaultKubernetesVersion != "1.33.4" || c.DefaultMachineImage != "gardenlinux" ||
 		c.DefaultMachineImageVersion != "1592.1.0" || !c.KubernetesAutoUpdate || c.MachineImageAutoUpdate {
 		t.Errorf("defaults = %+v", c)
@@ -80,7 +80,7 @@ func TestLoadMinimal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := l.ConvertOptions(Options{})
+	c := l.RenderOptions(Options{})
 	if c.DNS != nil || len(c.AuditLog.Tenants) != 0 || c.MaintenanceWindows != nil || c.Tolerations != nil ||
 		c.KubernetesAutoUpdate || c.AWSIMDSv2 || !c.DualStackDisabled || l.ACLConfigMapName() != "" {
 		t.Errorf("minimal configuration gives %+v", c)
@@ -161,7 +161,7 @@ func TestSharedTenantIsTheDefaultAdditionalProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := l.ConvertOptions(Options{}).DefaultAdditionalOIDC
+	shared := l.RenderOptions(Options{}).DefaultAdditionalOIDC
 	if shared == nil || *shared.IssuerURL != "https://kyma.accounts.example.com" || *shared.ClientID != "shared-ias-client" {
 		t.Fatalf("shared tenant = %+v", shared)
 	}

@@ -28,25 +28,25 @@ var update = flag.Bool("update", false, "rewrite the golden renders in testdata/
 // testACL is what testdata/landscape/acl-ips.yaml holds.
 var testACL = &gardener.ACL{OperatorCIDRs: []string{"198.51.100.0/29", "203.0.113.16/28"}, ControlPlaneCIDR: "192.0.2.10/32"}
 
-// realistic returns the conversion options of the realistic landscape, ACLs on.
-func realistic(t *testing.T) gardener.ConvertOptions {
+// realistic returns the render options of the realistic landscape, ACLs on.
+func realistic(t *testing.T) gardener.RenderOptions {
 	t.Helper()
 	l, err := Load(filepath.Join(dir, "converter_config.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.ConvertOptions(Options{AuditLogMandatory: true, ACL: testACL})
+	return l.RenderOptions(Options{AuditLogMandatory: true, ACL: testACL})
 }
 
-// minimal returns the conversion options of the minimal landscape; without tenants audit
+// minimal returns the render options of the minimal landscape; without tenants audit
 // logging cannot be mandatory.
-func minimal(t *testing.T) gardener.ConvertOptions {
+func minimal(t *testing.T) gardener.RenderOptions {
 	t.Helper()
 	l, err := Load(filepath.Join(dir, "minimal.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.ConvertOptions(Options{})
+	return l.RenderOptions(Options{})
 }
 
 // TestRenderGolden renders every upstream example Runtime and every maximal Runtime under the
@@ -57,8 +57,8 @@ func TestRenderGolden(t *testing.T) {
 	type golden struct {
 		// dir is the directory of the golden render under testdata/render.
 		dir string
-		// opts are the landscape's conversion options.
-		opts gardener.ConvertOptions
+		// opts are the landscape's render options.
+		opts gardener.RenderOptions
 		// file is the Runtime rendered.
 		file string
 		// version overrides the Runtime's Kubernetes version; empty keeps it.
@@ -67,7 +67,7 @@ func TestRenderGolden(t *testing.T) {
 		check func(t *testing.T, s *gardencorev1beta1.Shoot)
 	}
 	var cases []golden
-	for name, opts := range map[string]gardener.ConvertOptions{"realistic": realistic(t), "minimal": minimal(t)} {
+	for name, opts := range map[string]gardener.RenderOptions{"realistic": realistic(t), "minimal": minimal(t)} {
 		for _, file := range testenv.RuntimeFiles(t) {
 			cases = append(cases, golden{dir: name, opts: opts, file: file})
 		}
@@ -160,7 +160,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 	tests := []struct {
 		name string
 		// off changes the realistic landscape so that the setting is off.
-		off func(o *gardener.ConvertOptions, rt *infrav1.Runtime)
+		off func(o *gardener.RenderOptions, rt *infrav1.Runtime)
 		// on checks the setting in the shoot of the realistic landscape; absent checks that the
 		// shoot of the changed landscape lacks it.
 		on, absent func(t *testing.T, s *gardencorev1beta1.Shoot)
@@ -169,7 +169,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 	}{
 		{
 			name: "credentials binding",
-			off:  func(o *gardener.ConvertOptions, _ *infrav1.Runtime) { o.CredentialsBinding = false },
+			off:  func(o *gardener.RenderOptions, _ *infrav1.Runtime) { o.CredentialsBinding = false },
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				if ptr.Deref(s.Spec.CredentialsBindingName, "") != "hyperscaler secret" || s.Spec.SecretBindingName != nil { //nolint:staticcheck // SA1019: the test shows it is not set.
 					t.Errorf("credentialsBindingName = %v, secretBindingName = %v", s.Spec.CredentialsBindingName, s.Spec.SecretBindingName) //nolint:staticcheck // SA1019: as above.
@@ -183,7 +183,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 		},
 		{
 			name: "custom DNS with the landscape's provider",
-			off:  func(o *gardener.ConvertOptions, _ *infrav1.Runtime) { o.DNS = nil },
+			off:  func(o *gardener.RenderOptions, _ *infrav1.Runtime) { o.DNS = nil },
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				if s.Spec.DNS == nil || ptr.Deref(s.Spec.DNS.Domain, "") != "aws-full.kyma.example.com" ||
 					len(s.Spec.DNS.Providers) != 1 || ptr.Deref(s.Spec.DNS.Providers[0].Type, "") != "aws-route53" { //nolint:staticcheck // SA1019: the field the render sets.
@@ -201,7 +201,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 		},
 		{
 			name: "shared audit logging",
-			off:  func(o *gardener.ConvertOptions, _ *infrav1.Runtime) { o.AuditLog = nil },
+			off:  func(o *gardener.RenderOptions, _ *infrav1.Runtime) { o.AuditLog = nil },
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				cfg := providerConfig(t, s, gardener.ExtensionAuditLog)
 				if !strings.Contains(cfg, `"tenantID":"tenant-aws-eu"`) || !hasResource(s, gardener.AuditLogCredentialsResource) {
@@ -219,7 +219,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 		},
 		{
 			name: "EU access restriction for an EU platform region",
-			off:  func(_ *gardener.ConvertOptions, rt *infrav1.Runtime) { rt.Spec.Shoot.PlatformRegion = "cf-eu10" },
+			off:  func(_ *gardener.RenderOptions, rt *infrav1.Runtime) { rt.Spec.Shoot.PlatformRegion = "cf-eu10" },
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				if len(s.Spec.AccessRestrictions) != 1 || s.Spec.AccessRestrictions[0].Name != gardener.AccessRestrictionEUAccess {
 					t.Errorf("accessRestrictions = %+v", s.Spec.AccessRestrictions)
@@ -233,7 +233,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 		},
 		{
 			name: "maintenance window of a production runtime's region",
-			off:  func(_ *gardener.ConvertOptions, rt *infrav1.Runtime) { rt.Spec.Shoot.Purpose = "evaluation" },
+			off:  func(_ *gardener.RenderOptions, rt *infrav1.Runtime) { rt.Spec.Shoot.Purpose = "evaluation" },
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				if w := s.Spec.Maintenance.TimeWindow; w == nil || w.Begin != "200000+0000" || w.End != "000000+0000" {
 					t.Errorf("timeWindow = %+v", w)
@@ -250,7 +250,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 		},
 		{
 			name: "token expiration bounds",
-			off:  func(o *gardener.ConvertOptions, _ *infrav1.Runtime) { o.MaxTokenExpiration = 0 },
+			off:  func(o *gardener.RenderOptions, _ *infrav1.Runtime) { o.MaxTokenExpiration = 0 },
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				expectTokenExpiration(t, s, 1440*time.Hour)
 			},
@@ -262,7 +262,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 			name: "feature gates and runtime config",
 			// The runtime config enables an API from Kubernetes 1.33 on; below, it is left out.
 			version: "1.33.4",
-			off: func(o *gardener.ConvertOptions, _ *infrav1.Runtime) {
+			off: func(o *gardener.RenderOptions, _ *infrav1.Runtime) {
 				o.KubeAPIServerFeatureGates, o.KubeAPIServerRuntimeConfig, o.KubeletFeatureGates = nil, nil, nil
 			},
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
@@ -281,7 +281,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 		},
 		{
 			name: "tolerations of the region",
-			off: func(o *gardener.ConvertOptions, _ *infrav1.Runtime) {
+			off: func(o *gardener.RenderOptions, _ *infrav1.Runtime) {
 				o.Tolerations = map[string][]gardencorev1beta1.Toleration{"us-east-1": {{Key: "dedicated"}}}
 			},
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
@@ -297,7 +297,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 		},
 		{
 			name: "AWS IMDSv2",
-			off:  func(o *gardener.ConvertOptions, _ *infrav1.Runtime) { o.AWSIMDSv2 = false },
+			off:  func(o *gardener.RenderOptions, _ *infrav1.Runtime) { o.AWSIMDSv2 = false },
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				for _, w := range s.Spec.Provider.Workers {
 					if w.ProviderConfig == nil || !strings.Contains(string(w.ProviderConfig.Raw), `"httpTokens":"required"`) {
@@ -315,7 +315,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 		},
 		{
 			name: "ACL with the operators' and the control plane's addresses",
-			off:  func(o *gardener.ConvertOptions, _ *infrav1.Runtime) { o.ACL = nil },
+			off:  func(o *gardener.RenderOptions, _ *infrav1.Runtime) { o.ACL = nil },
 			on: func(t *testing.T, s *gardencorev1beta1.Shoot) {
 				cfg := providerConfig(t, s, gardener.ExtensionACL)
 				for _, cidr := range []string{"198.51.100.0/29", "203.0.113.16/28", "192.0.2.10/32"} {
@@ -393,7 +393,7 @@ func TestRenderExistingShootKeepsDNSAndWindow(t *testing.T) {
 	}
 }
 
-func render(t *testing.T, rt *infrav1.Runtime, opts gardener.ConvertOptions) *gardencorev1beta1.Shoot {
+func render(t *testing.T, rt *infrav1.Runtime, opts gardener.RenderOptions) *gardencorev1beta1.Shoot {
 	t.Helper()
 	r, err := gardener.Render(rt, nil, opts)
 	if err != nil {

@@ -2,7 +2,6 @@ package manager
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,10 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -34,12 +31,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
@@ -334,13 +331,13 @@ func (o Options) Landscape() (*landscape.Landscape, error) {
 	return l, nil
 }
 
-// ConvertOptions returns the converter options: the landscape's when it is loaded, else the
+// RenderOptions returns the render options: the landscape's when it is loaded, else the
 // defaults of the flags. The namespace is the Gardener project's.
-func (o Options) ConvertOptions(l *landscape.Landscape) gardener.ConvertOptions {
+func (o Options) RenderOptions(l *landscape.Landscape) gardener.RenderOptions {
 	if l != nil {
-		return l.ConvertOptions(landscape.Options{AuditLogMandatory: o.AuditLogMandatory})
+		return l.RenderOptions(landscape.Options{AuditLogMandatory: o.AuditLogMandatory})
 	}
-	c := gardener.ConvertOptions{
+	c := gardener.RenderOptions{
 		Namespace:                  "garden-" + o.GardenProject,
 		DefaultKubernetesVersion:   o.DefaultKubernetesVersion,
 		DefaultMachineImage:        o.DefaultMachineImage,
@@ -543,20 +540,21 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the controller manager: %w", err)
 	}
-	gardenCluster, breaker, err := newGardenCluster(garden, scheme, o, gardenGuard)
+	conn, err := gardenclient.New(garden, o.gardenOptions(scheme, gardenGuard))
 	if err != nil {
 		return nil, err
 	}
+	gardenCluster := conn.Cluster
 	if err := mgr.Add(gardenCluster); err != nil {
 		return nil, fmt.Errorf("add garden cluster: %w", err)
 	}
-	if err := mgr.Add(breaker.prober); err != nil {
+	if err := mgr.Add(conn.Prober); err != nil {
 		return nil, fmt.Errorf("add circuit prober: %w", err)
 	}
-	convert := o.ConvertOptions(l)
-	ns := convert.Namespace
+	renderOpts := o.RenderOptions(l)
+	ns := renderOpts.Namespace
 	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
-		fsm.WithGate(breaker.Breaker), fsm.WithStepTimeout(o.StepTimeout)}
+		fsm.WithGate(conn.Breaker), fsm.WithStepTimeout(o.StepTimeout)}
 	if o.UpstreamRequeues {
 		engineOpts = append(engineOpts, fsm.WithVolatileRetries(), fsm.WithoutPollJitter())
 	}
@@ -571,7 +569,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		Shadow:              o.Shadow,
 		GardenNamespace:     ns,
 		Namespace:           o.Namespace,
-		Convert:             convert,
+		Render:              renderOpts,
 		ACLConfigMap:        o.aclConfigMap(l),
 		Policy:              o.Policy,
 		ShootCreateDeadline: o.ShootCreateDeadline,
@@ -604,33 +602,21 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
-// gardenRESTMapper maps the kinds the manager uses in the Gardener project without asking
-// Gardener, and anything else through discovery. With discovery alone, one failed discovery
-// request at start delays the shoot watch, and with it every Runtime, by 10 seconds or more.
-func gardenRESTMapper(cfg *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
-	static := meta.NewDefaultRESTMapper([]schema.GroupVersion{gardencorev1beta1.SchemeGroupVersion, corev1.SchemeGroupVersion})
-	static.Add(gardencorev1beta1.SchemeGroupVersion.WithKind("Shoot"), meta.RESTScopeNamespace)
-	static.Add(gardencorev1beta1.SchemeGroupVersion.WithKind("Seed"), meta.RESTScopeRoot)
-	static.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
-	static.Add(corev1.SchemeGroupVersion.WithKind("Secret"), meta.RESTScopeNamespace)
-	dynamic, err := apiutil.NewDynamicRESTMapper(cfg, hc)
-	if err != nil {
-		return nil, fmt.Errorf("garden REST mapper: %w", err)
+// gardenOptions are the options of the connection to the Gardener project. With
+// UpstreamRequeues, shoots and the structured-auth ConfigMaps come from the API server, as
+// upstream reads them, so every poll of a waiting step and every re-check is a request to
+// Gardener.
+func (o Options) gardenOptions(scheme *runtime.Scheme, guard func(http.RoundTripper) http.RoundTripper) gardenclient.Options {
+	g := gardenclient.Options{
+		Namespace: "garden-" + o.GardenProject, Scheme: scheme,
+		QPS: o.GardenQPS, Burst: o.GardenBurst, RequestTimeout: o.GardenRequestTimeout,
+		CircuitThreshold: o.CircuitThreshold, CircuitCooldown: o.CircuitCooldown, ReleaseWindow: o.ReleaseWindow,
+		Requests: o.Metrics.GardenerRequests, Circuit: o.Metrics.GardenerCircuit, Guard: guard,
 	}
-	return meta.FirstHitRESTMapper{MultiRESTMapper: meta.MultiRESTMapper{static, dynamic}}, nil
-}
-
-// gardenClientOptions configures the garden client's reads. Seeds are read once per shoot
-// creation: no informer. Shoots and the structured-auth ConfigMaps come from watched caches:
-// every re-check reads its runtime's ConfigMap, which would otherwise be a request to Gardener.
-// With UpstreamRequeues, both come from the API server, as upstream reads them, so every poll
-// of a waiting step and every re-check is a request to Gardener.
-func (o Options) gardenClientOptions() client.Options {
-	uncached := []client.Object{&gardencorev1beta1.Seed{}}
 	if o.UpstreamRequeues {
-		uncached = append(uncached, &gardencorev1beta1.Shoot{}, &corev1.ConfigMap{})
+		g.Uncached = []client.Object{&gardencorev1beta1.Shoot{}, &corev1.ConfigMap{}}
 	}
-	return client.Options{Cache: &client.CacheOptions{DisableFor: uncached}}
+	return g
 }
 
 // controlPlaneRESTMapper maps the kinds the manager keeps in its namespace without asking the
@@ -646,56 +632,4 @@ func controlPlaneRESTMapper(cfg *rest.Config, hc *http.Client) (meta.RESTMapper,
 		return nil, fmt.Errorf("control plane REST mapper: %w", err)
 	}
 	return meta.FirstHitRESTMapper{MultiRESTMapper: meta.MultiRESTMapper{static, dynamic}}, nil
-}
-
-// gardenBreaker is the circuit breaker of the Gardener calls and the prober the manager runs for
-// it.
-type gardenBreaker struct {
-	*gardener.Breaker
-	prober manager.Runnable
-}
-
-// newGardenCluster connects to the Gardener project behind one client-side rate limit and one
-// circuit breaker, shared by every call of both controllers, counts the calls that reach
-// Gardener, and caches the project's shoots for the watches (not with UpstreamRequeues). It also
-// returns the breaker, the engines' gate, with its prober. A shadow's guard, when not nil, wraps
-// them all: a request it refuses reaches neither the breaker nor the request counter.
-func newGardenCluster(garden *rest.Config, scheme *runtime.Scheme, o Options, guard func(http.RoundTripper) http.RoundTripper) (cluster.Cluster, gardenBreaker, error) {
-	cfg := rest.CopyConfig(garden)
-	gardener.WithRequestTimeout(cfg, o.GardenRequestTimeout)
-	gardener.Instrument(cfg, o.Metrics.GardenerRequests)
-	breaker := gardener.NewBreaker(gardener.BreakerConfig{
-		Threshold: o.CircuitThreshold, Cooldown: o.CircuitCooldown, ReleaseWindow: o.ReleaseWindow,
-		Gauge: o.Metrics.GardenerCircuit,
-	})
-	breaker.Wrap(cfg)
-	if guard != nil {
-		cfg.Wrap(guard)
-	}
-	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.GardenQPS), o.GardenBurst)
-	c, err := cluster.New(cfg, func(co *cluster.Options) {
-		co.Scheme = scheme
-		co.MapperProvider = gardenRESTMapper
-		co.Cache = cache.Options{
-			DefaultNamespaces: map[string]cache.Config{"garden-" + o.GardenProject: {}},
-			// A shoot's managedFields are often as large as its spec, and no step reads them,
-			// nor most of its status (GardenTransform).
-			DefaultTransform: GardenTransform,
-		}
-		co.Client = o.gardenClientOptions()
-	})
-	if err != nil {
-		return nil, gardenBreaker{}, fmt.Errorf("garden cluster: %w", err)
-	}
-	// The probe reads the Gardener API's version: the cheapest call, through the same breaker.
-	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, gardenBreaker{}, fmt.Errorf("garden discovery client: %w", err)
-	}
-	probe := func(context.Context) error {
-		_, err := disco.ServerVersion()
-		return err //nolint:wrapcheck // the breaker records the reply; nobody reads this error.
-	}
-	interval := max(o.CircuitCooldown/4, 100*time.Millisecond)
-	return c, gardenBreaker{Breaker: breaker, prober: manager.RunnableFunc(breaker.Prober(interval, probe))}, nil
 }

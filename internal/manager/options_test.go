@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"net/http"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -16,8 +15,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,15 +23,15 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 )
 
-// TestConvertOptionsFromFlags parses the landscape defaults from the command line, as the
-// manager and `kubectl runtime render` do, and checks what the converter gets.
-func TestConvertOptionsFromFlags(t *testing.T) {
+// TestRenderOptionsFromFlags parses the landscape defaults from the command line, as the
+// manager and `kubectl runtime render` do, and checks what the render gets.
+func TestRenderOptionsFromFlags(t *testing.T) {
 	tests := []struct {
 		// name describes the case.
 		name string
 		// args is the command line.
 		args []string
-		// wantIssuer is the default OIDC issuer the converter gets; empty means none.
+		// wantIssuer is the default OIDC issuer the render gets; empty means none.
 		wantIssuer string
 		// wantPrefix is the default provider's username prefix; nil means unset.
 		wantPrefix *string
@@ -59,10 +56,10 @@ func TestConvertOptionsFromFlags(t *testing.T) {
 			if err := fs.Parse(args); err != nil {
 				t.Fatal(err)
 			}
-			c := o.ConvertOptions(nil)
+			c := o.RenderOptions(nil)
 			if c.Namespace != "garden-landscape" || c.DefaultMachineImage != "gardenlinux" || c.DefaultMachineImageVersion != "1592.1.0" ||
 				c.DefaultKubernetesVersion != DefaultOptions().DefaultKubernetesVersion {
-				t.Errorf("convert options = %+v", c)
+				t.Errorf("render options = %+v", c)
 			}
 			if tt.wantIssuer == "" {
 				if c.DefaultOIDC != nil {
@@ -115,9 +112,9 @@ func TestNewRefusesABadLandscape(t *testing.T) {
 	}
 }
 
-// TestConvertOptionsFromLandscape takes the project and the defaults from the configuration
+// TestRenderOptionsFromLandscape takes the project and the defaults from the configuration
 // file, not from the flags.
-func TestConvertOptionsFromLandscape(t *testing.T) {
+func TestRenderOptionsFromLandscape(t *testing.T) {
 	o := DefaultOptions()
 	o.ConverterConfig = filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json")
 	o.DefaultKubernetesVersion = "1.30.5"
@@ -125,9 +122,9 @@ func TestConvertOptionsFromLandscape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := o.ConvertOptions(l)
+	c := o.RenderOptions(l)
 	if c.DefaultKubernetesVersion != "1.33.4" || c.DNS == nil || c.AuditLog == nil || !c.AuditLog.Mandatory {
-		t.Errorf("convert options = %+v, want the landscape's", c)
+		t.Errorf("render options = %+v, want the landscape's", c)
 	}
 }
 
@@ -173,33 +170,6 @@ func TestUpstreamArguments(t *testing.T) {
 	}
 }
 
-// TestGardenKindsNeedNoDiscovery maps the kinds the manager uses in the Gardener project with a
-// Gardener that does not answer: a failed discovery request at start cannot hold up the shoot
-// watch, and with it every Runtime.
-func TestGardenKindsNeedNoDiscovery(t *testing.T) {
-	mapper, err := gardenRESTMapper(&rest.Config{Host: "https://127.0.0.1:1"}, http.DefaultClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, gvk := range []schema.GroupVersionKind{
-		gardencorev1beta1.SchemeGroupVersion.WithKind("Shoot"),
-		gardencorev1beta1.SchemeGroupVersion.WithKind("Seed"),
-		corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-	} {
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			t.Errorf("%s: %v", gvk, err)
-			continue
-		}
-		if wantNamespaced := gvk.Kind != "Seed"; (m.Scope.Name() == meta.RESTScopeNameNamespace) != wantNamespaced {
-			t.Errorf("%s: scope %s", gvk, m.Scope.Name())
-		}
-	}
-	if _, err := mapper.RESTMapping(schema.GroupKind{Group: "core.gardener.cloud", Kind: "Project"}, "v1beta1"); err == nil {
-		t.Error("a kind outside the static set was mapped without discovery")
-	}
-}
-
 // TestManagerFlagsOfTheResilienceSettings checks the flags of the release window, the step
 // timeout, the lease namespace and the default Gardener request timeout (upstream's 3s).
 func TestManagerFlagsOfTheResilienceSettings(t *testing.T) {
@@ -241,12 +211,13 @@ func TestBenchmarkFlags(t *testing.T) {
 // not a cache. Without the flag the options stand, and both come from the watched cache.
 func TestUpstreamRequeuesOverrideTheResilienceSettings(t *testing.T) {
 	o := DefaultOptions()
+	o.Metrics = freshMetrics(t)
 	o.GardenQPS, o.GardenBurst, o.CircuitThreshold = 50, 100, 3
 	if got := o.effective(); got.GardenQPS != 50 || got.GardenBurst != 100 || got.CircuitThreshold != 3 || got.Policy != o.Policy {
 		t.Errorf("without the flag: %+v", got)
 	}
 	for _, obj := range []client.Object{&gardencorev1beta1.Shoot{}, &corev1.ConfigMap{}} {
-		if uncached(o.gardenClientOptions(), obj) {
+		if uncached(o.gardenOptions(nil, nil).Uncached, obj) {
 			t.Errorf("without the flag %T is read from the API server, want the watched cache", obj)
 		}
 	}
@@ -272,17 +243,16 @@ func TestUpstreamRequeuesOverrideTheResilienceSettings(t *testing.T) {
 			t.Errorf("attempt %d a year after the first failure: exhausted, want never", attempt)
 		}
 	}
-	co := o.gardenClientOptions()
-	for _, obj := range []client.Object{&gardencorev1beta1.Shoot{}, &gardencorev1beta1.Seed{}, &corev1.ConfigMap{}} {
-		if !uncached(co, obj) {
+	for _, obj := range []client.Object{&gardencorev1beta1.Shoot{}, &corev1.ConfigMap{}} {
+		if !uncached(o.gardenOptions(nil, nil).Uncached, obj) {
 			t.Errorf("%T is read from the cache, want from the API server", obj)
 		}
 	}
 }
 
-// uncached reports whether the client reads objects of obj's type from the API server.
-func uncached(co client.Options, obj client.Object) bool {
-	return slices.ContainsFunc(co.Cache.DisableFor, func(o client.Object) bool { return reflect.TypeOf(o) == reflect.TypeOf(obj) })
+// uncached reports whether objs, the kinds read from the API server, hold obj's type.
+func uncached(objs []client.Object, obj client.Object) bool {
+	return slices.ContainsFunc(objs, func(o client.Object) bool { return reflect.TypeOf(o) == reflect.TypeOf(obj) })
 }
 
 // TestNewRefusesNonPositiveIntervals stops the manager at start-up when Ready Runtimes would

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 )
 
@@ -44,8 +45,8 @@ func (s *suite) cacheFootprint(ctx context.Context, r run) ([]kindFootprint, err
 	kinds := []footprintKind{
 		{"Runtime", func() client.ObjectList { return &infrav1.RuntimeList{} }, s.cp, r.name, manager.ControlPlaneTransform},
 		{"GardenerCluster", func() client.ObjectList { return &infrav1.GardenerClusterList{} }, s.cp, r.name, manager.ControlPlaneTransform},
-		{"Shoot", func() client.ObjectList { return &gardencorev1beta1.ShootList{} }, s.garden, garden, manager.GardenTransform},
-		{"ConfigMap (garden)", func() client.ObjectList { return &corev1.ConfigMapList{} }, s.garden, garden, manager.GardenTransform},
+		{"Shoot", func() client.ObjectList { return &gardencorev1beta1.ShootList{} }, s.garden, garden, gardenclient.Transform},
+		{"ConfigMap (garden)", func() client.ObjectList { return &corev1.ConfigMapList{} }, s.garden, garden, gardenclient.Transform},
 	}
 	out := make([]kindFootprint, 0, len(kinds))
 	for _, k := range kinds {

@@ -50,7 +50,7 @@ func TestPlanOnline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := runtimectrl.Render(adopted, nil, o.ConvertOptions(l))
+	r, err := runtimectrl.Render(adopted, nil, o.RenderOptions(l))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
@@ -208,8 +209,8 @@ func testGardenerOutageInhibition(t *testing.T, tm *timings) {
 	circuit := fmt.Sprintf(`infrastructure_manager_gardener_circuit_state{job=%q}`, job)
 	// The scenario needs a closed circuit and no GardenerUnavailable left from before: otherwise
 	// the alert could already be firing, and nothing here would have raised it.
-	if v := promValue(t, "max("+circuit+")"); v != gardener.CircuitClosed {
-		t.Fatalf("the circuit breaker is in state %v before the outage, want %d (closed)", v, gardener.CircuitClosed)
+	if v := promValue(t, "max("+circuit+")"); v != gardenclient.CircuitClosed {
+		t.Fatalf("the circuit breaker is in state %v before the outage, want %d (closed)", v, gardenclient.CircuitClosed)
 	}
 	if firing := promValue(t, fmt.Sprintf(`count(ALERTS{alertname=%q})`, alertGardener)); firing != 0 {
 		t.Fatalf("%s is already pending or firing before the outage", alertGardener)
@@ -234,7 +235,7 @@ func testGardenerOutageInhibition(t *testing.T, tm *timings) {
 	t.Cleanup(endOutage)
 
 	driver := newRuntime(t, "outage-1")
-	openedAt := waitForQuery(t, "the circuit breaker to open", fmt.Sprintf("max(max_over_time(%s[5s])) == %d", circuit, gardener.CircuitOpen), alertTimeout)
+	openedAt := waitForQuery(t, "the circuit breaker to open", fmt.Sprintf("max(max_over_time(%s[5s])) == %d", circuit, gardenclient.CircuitOpen), alertTimeout)
 	tm.add(t, "outage->circuit-open", openedAt.Sub(began))
 	if n := promValue(t, served503) - before503; n < circuitThreshold {
 		t.Errorf("the manager counted %v replies 503 when its circuit opened, want at least %d (the threshold)", n, circuitThreshold)
@@ -282,7 +283,7 @@ func testGardenerOutageInhibition(t *testing.T, tm *timings) {
 	assertSilent(t, time.Until(suppressedAt.Add(absenceWindow)), match{runtimeID: runtimeID(rt)}, sys.oncall, sys.devteam)
 
 	endOutage()
-	closedAt := waitForQuery(t, "the circuit breaker to close", fmt.Sprintf("max(%s) == %d", circuit, gardener.CircuitClosed), alertTimeout)
+	closedAt := waitForQuery(t, "the circuit breaker to close", fmt.Sprintf("max(%s) == %d", circuit, gardenclient.CircuitClosed), alertTimeout)
 	tm.add(t, "outage-ended->circuit-closed", closedAt.Sub(ended))
 	resolved := map[*receiver]time.Time{}
 	for _, r := range []*receiver{sys.oncall, sys.devteam} {

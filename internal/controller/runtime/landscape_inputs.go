@@ -49,11 +49,11 @@ func setACLCondition(rt *infrav1.Runtime, enabled bool) {
 	}
 }
 
-// convertOptions returns the conversion options for rt. With API server ACLs on, they carry the
+// renderOptions returns the render options for rt. With API server ACLs on, they carry the
 // operators' and the control plane's addresses from the ACL ConfigMap, which is read only for a
 // runtime that restricts its API server.
-func (s steps) convertOptions(ctx context.Context, rt *infrav1.Runtime) (gardener.ConvertOptions, error) {
-	opts := s.Convert
+func (s steps) renderOptions(ctx context.Context, rt *infrav1.Runtime) (gardener.RenderOptions, error) {
+	opts := s.Render
 	if s.ACLConfigMap.Name == "" {
 		return opts, nil
 	}

@@ -77,8 +77,8 @@ type Config struct {
 	// Namespace is the namespace whose Runtimes the controller serves; the shoots of Runtimes
 	// elsewhere in the project (another manager's) are ignored. Empty serves every namespace.
 	Namespace string
-	// Convert holds the defaults of the Runtime to Shoot conversion.
-	Convert gardener.ConvertOptions
+	// Render holds the defaults of the render of a Runtime into a Shoot.
+	Render gardener.RenderOptions
 	// ACLConfigMap is the landscape's ConfigMap with the operators' and the control plane's
 	// addresses, which every API server access list includes; an empty name turns ACLs off.
 	ACLConfigMap types.NamespacedName
@@ -149,8 +149,8 @@ type steps struct {
 // NewMachine returns the Runtime controller's transition table.
 func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
 	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now), seedRegions: &sync.Map{}, upstreamAdminsGone: &sync.Map{}, verdicts: &shootVerdicts{}}
-	if s.Convert.Namespace == "" {
-		s.Convert.Namespace = cfg.GardenNamespace
+	if s.Render.Namespace == "" {
+		s.Render.Namespace = cfg.GardenNamespace
 	}
 	if s.Poll == 0 {
 		s.Poll = 30 * time.Second

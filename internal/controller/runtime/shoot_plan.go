@@ -58,7 +58,7 @@ type ShootPlan struct {
 // runtime plan` prints it. A shoot labelled for another Runtime is refused with ShootNameTaken,
 // as the step refuses it before it reads anything else; the checks that read the garden (seeds)
 // are the step's alone.
-func PlanShoot(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts gardener.ConvertOptions) (ShootPlan, error) {
+func PlanShoot(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts gardener.RenderOptions) (ShootPlan, error) {
 	if current != nil {
 		if err := takenError(current, rt); err != nil {
 			return ShootPlan{}, err

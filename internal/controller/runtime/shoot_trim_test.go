@@ -23,7 +23,7 @@ import (
 // the trimmed one: the plans must be the same. A render that starts to set a field the trim
 // drops fails here, because the trimmed shoot then lacks a value the whole one holds.
 func TestTrimmedShootPlansTheSame(t *testing.T) {
-	landscapes := map[string]gardener.ConvertOptions{
+	landscapes := map[string]gardener.RenderOptions{
 		"realistic": loadLandscape(t, "converter_config.json", landscape.Options{AuditLogMandatory: true,
 			ACL: &gardener.ACL{OperatorCIDRs: []string{"198.51.100.0/29"}, ControlPlaneCIDR: "192.0.2.10/32"}}),
 		"minimal": loadLandscape(t, "minimal.json", landscape.Options{}),
@@ -123,14 +123,14 @@ func defaultedLikeGardener(t *testing.T, shoot *gardencorev1beta1.Shoot) *garden
 	return out
 }
 
-// loadLandscape returns the conversion options of a landscape configuration in testdata/landscape.
-func loadLandscape(t *testing.T, file string, o landscape.Options) gardener.ConvertOptions {
+// loadLandscape returns the render options of a landscape configuration in testdata/landscape.
+func loadLandscape(t *testing.T, file string, o landscape.Options) gardener.RenderOptions {
 	t.Helper()
 	l, err := landscape.Load(filepath.Join(testenv.FixturesDir(), "landscape", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.ConvertOptions(o)
+	return l.RenderOptions(o)
 }
 
 // readRuntimeFile reads a Runtime manifest.

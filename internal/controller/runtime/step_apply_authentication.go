@@ -25,9 +25,9 @@ import (
 // labelled for another Runtime is never written.
 func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	// Only the ConfigMap: the Shoot is rendered by the next step, against the shoot Gardener has.
-	cm, err := gardener.AuthenticationConfigMap(rt, s.Convert)
+	cm, err := gardener.AuthenticationConfigMap(rt, s.Render)
 	if err != nil {
-		return fsm.Fail(fmt.Errorf("convert runtime: %w", err))
+		return fsm.Fail(fmt.Errorf("render runtime: %w", err))
 	}
 	if cm == nil {
 		return fsm.Next(StepApplyShoot)
@@ -50,7 +50,7 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 		return fsm.Fail(fmt.Errorf("get authentication configuration %s: %w", cm.Name, err))
 	case gardenOwner(current, rt) != "":
 		return fsm.Fail(takenError(current, rt))
-	case gardener.WrittenByUpstream(rt, s.Convert, current) && !patchForced(rt):
+	case gardener.WrittenByUpstream(rt, s.Render, current) && !patchForced(rt):
 		// Upstream's ConfigMap for the Runtime's current OIDC settings: it already says what the
 		// Runtime asks for, and a takeover writes nothing (its users keep their names).
 		return fsm.Next(StepApplyShoot)
@@ -58,7 +58,7 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 		// A ConfigMap that exists keeps its users' names: its username and groups prefixes stay
 		// until the Runtime's OIDC settings change.
 		if cm, err = gardener.KeepLivePrefixes(cm, current); err != nil {
-			return fsm.Fail(fmt.Errorf("convert runtime: %w", err))
+			return fsm.Fail(fmt.Errorf("render runtime: %w", err))
 		}
 		// What counts in the ConfigMap is its data and the OIDC settings it was written for:
 		// equal ones are enough (its labels follow with the next change).

@@ -26,7 +26,7 @@ func TestApplyAuthentication(t *testing.T) {
 		cm.Name, cm.Namespace = gardener.AuthenticationConfigName(rt.Spec.Shoot.Name), testProject
 		if labelled {
 			cm.Labels = ownerLabels(rt)
-			want, err := gardener.AuthenticationConfigMap(rt, convertOptions(t))
+			want, err := gardener.AuthenticationConfigMap(rt, renderOptions(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,14 +37,14 @@ func TestApplyAuthentication(t *testing.T) {
 	// rendered is the data the step writes for rt.
 	rendered := func(t *testing.T, rt *infrav1.Runtime) string {
 		t.Helper()
-		cm, err := gardener.AuthenticationConfigMap(rt, convertOptions(t))
+		cm, err := gardener.AuthenticationConfigMap(rt, renderOptions(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return cm.Data[gardener.AuthenticationConfigKey]
 	}
 	noOIDC := func(w *world, rt *infrav1.Runtime) {
-		w.steps.Convert.DefaultOIDC = nil
+		w.steps.Render.DefaultOIDC = nil
 		rt.Spec.Shoot.Kubernetes.KubeAPIServer.OidcConfig = infrav1.OIDCConfig{}
 	}
 	// The issuers of upstream's AWS example and of the landscape's default.

@@ -50,7 +50,7 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		// asks: no render, no drift check (shootVerdicts).
 		return fsm.Next(StepWaitForShoot)
 	}
-	opts, err := s.convertOptions(ctx, rt)
+	opts, err := s.renderOptions(ctx, rt)
 	if err != nil {
 		return fsm.Fail(err)
 	}
@@ -147,7 +147,7 @@ func appliedByUs(shoot *gardencorev1beta1.Shoot) bool {
 // drifted from it. The hash is the one of what the Runtime asks, as the shoot's creation
 // rendered it: the values the render keeps from the running shoot (its Gardener-assigned domain,
 // versions it runs) are no change of configuration, and the drift check covers them.
-func needsWrite(rt *infrav1.Runtime, opts gardener.ConvertOptions, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
+func needsWrite(rt *infrav1.Runtime, opts gardener.RenderOptions, ac *unstructured.Unstructured, current *gardencorev1beta1.Shoot) (bool, error) {
 	intent := ac
 	if current != nil {
 		var err error
@@ -167,7 +167,7 @@ func needsWrite(rt *infrav1.Runtime, opts gardener.ConvertOptions, ac *unstructu
 
 // renderIntent is the shoot's apply configuration as the Runtime asks for it before any shoot
 // exists.
-func renderIntent(rt *infrav1.Runtime, opts gardener.ConvertOptions) (*unstructured.Unstructured, error) {
+func renderIntent(rt *infrav1.Runtime, opts gardener.RenderOptions) (*unstructured.Unstructured, error) {
 	r, err := Render(rt, nil, opts)
 	if err != nil {
 		return nil, err
@@ -178,10 +178,10 @@ func renderIntent(rt *infrav1.Runtime, opts gardener.ConvertOptions) (*unstructu
 // Render returns exactly the objects the controller writes to the garden for rt, given the
 // shoot as Gardener has it (nil before it exists): the structured authentication ConfigMap and
 // the Shoot, labelled with their Runtime. The steps and `kubectl runtime render` both call it.
-func Render(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts gardener.ConvertOptions) (gardener.Rendered, error) {
+func Render(rt *infrav1.Runtime, current *gardencorev1beta1.Shoot, opts gardener.RenderOptions) (gardener.Rendered, error) {
 	r, err := gardener.Render(rt, current, opts)
 	if err != nil {
-		return r, fmt.Errorf("convert runtime to shoot: %w", err)
+		return r, fmt.Errorf("render runtime to shoot: %w", err)
 	}
 	for _, obj := range r.Objects() {
 		labelForRuntime(obj, rt)

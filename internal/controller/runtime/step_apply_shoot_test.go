@@ -32,7 +32,7 @@ func TestApplyShoot(t *testing.T) {
 		// runtime changes the Runtime before the step under test; landscape the converter
 		// options before the first apply.
 		runtime   func(*infrav1.Runtime)
-		landscape func(*gardener.ConvertOptions)
+		landscape func(*gardener.RenderOptions)
 		faults    []fault
 		want      fsmtest.Result
 		// says is part of the message an operator reads, for the cases about that message.
@@ -57,7 +57,7 @@ func TestApplyShoot(t *testing.T) {
 			name:      "a re-check of a shoot whose domain Gardener assigned writes nothing",
 			reason:    "a value Gardener defaults is not drift",
 			existing:  true,
-			landscape: func(o *gardener.ConvertOptions) { o.DNS = nil },
+			landscape: func(o *gardener.RenderOptions) { o.DNS = nil },
 			change: func(s *gardencorev1beta1.Shoot) {
 				s.Spec.DNS = &gardencorev1beta1.DNS{Domain: ptr.To("rt.kyma.garden.example.com")}
 			},
@@ -240,7 +240,7 @@ func TestApplyShoot(t *testing.T) {
 			rt := newTestRuntime(t, "rt")
 			w := newWorld(t, rt)
 			if tt.landscape != nil {
-				tt.landscape(&w.steps.Convert)
+				tt.landscape(&w.steps.Render)
 			}
 			if tt.existing {
 				if out := w.steps.applyShoot(t.Context(), rt.DeepCopy()); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
@@ -287,7 +287,7 @@ func TestApplyShootWritesWhatRenderRenders(t *testing.T) {
 	}
 	shoot := testShoot(rt)
 	w.get(w.garden, shoot)
-	r, err := Render(rt, nil, w.steps.Convert)
+	r, err := Render(rt, nil, w.steps.Render)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestApplyShootTakesOverWithoutChangingTheSpec(t *testing.T) {
 			fsmtest.Because(t, tc.reason)
 			rt := newTestRuntime(t, "rt")
 			w := newWorld(t, rt)
-			r, err := Render(rt, nil, w.steps.Convert)
+			r, err := Render(rt, nil, w.steps.Render)
 			if err != nil {
 				t.Fatal(err)
 			}

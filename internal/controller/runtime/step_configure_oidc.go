@@ -30,7 +30,7 @@ func (s steps) configureOIDC(ctx context.Context, rt *infrav1.Runtime) fsm.Outco
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	if err := reconcileOpenIDConnects(ctx, c, gardener.OpenIDConnects(rt, s.Convert.DefaultAdditionalOIDC)); err != nil {
+	if err := reconcileOpenIDConnects(ctx, c, gardener.OpenIDConnects(rt, s.Render.DefaultAdditionalOIDC)); err != nil {
 		return fsm.Fail(err)
 	}
 	setCondition(rt, infrav1.ConditionOidcConfigured, true, "OidcConfigured", "OIDC configuration completed")

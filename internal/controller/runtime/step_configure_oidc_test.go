@@ -57,7 +57,7 @@ func TestConfigureOIDC(t *testing.T) {
 	upstream := map[string]string{LabelUpstreamManagedBy: upstreamManager}
 	noProviders := func(w *world, rt *infrav1.Runtime) {
 		rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = &[]infrav1.OIDCConfig{}
-		w.steps.Convert.DefaultAdditionalOIDC = nil
+		w.steps.Render.DefaultAdditionalOIDC = nil
 	}
 	noKindMatchOnList := []fault{{store: "runtime", verb: "list", kind: gardener.OpenIDConnectGVK.Kind, err: noKindMatch(gardener.OpenIDConnectGVK)}}
 	// A runtime client maps the kind without discovery, so a cluster without the API answers

@@ -114,7 +114,7 @@ func newWorld(t *testing.T, objs ...client.Object) *world {
 		Client:          w.kcp,
 		Garden:          w.garden,
 		GardenNamespace: testProject,
-		Convert:         convertOptions(t),
+		Render:          renderOptions(t),
 		Clusters: NewCachedClusters(w.kcp, func(_ context.Context, kc []byte) (client.Client, error) {
 			if string(kc) != runtimeKubeconfig {
 				return nil, errors.New("the kubeconfig reaches no cluster")
@@ -280,15 +280,15 @@ func (w *world) create(c client.Client, obj client.Object) {
 	}
 }
 
-// convertOptions are the conversion options of the realistic landscape the envtest suites run
+// renderOptions are the render options of the realistic landscape the envtest suites run
 // with (testdata/landscape/converter_config.json), in the project of the step tests.
-func convertOptions(t *testing.T) gardener.ConvertOptions {
+func renderOptions(t *testing.T) gardener.RenderOptions {
 	t.Helper()
 	l, err := landscape.Load(filepath.Join(repoRoot, "testdata", "landscape", "converter_config.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := l.ConvertOptions(landscape.Options{})
+	o := l.RenderOptions(landscape.Options{})
 	o.Namespace = testProject
 	return o
 }

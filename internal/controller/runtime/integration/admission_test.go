@@ -210,7 +210,7 @@ func renderRuntimeWith(t *testing.T, name string, change func(*infrav1.Runtime))
 	if change != nil {
 		change(rt)
 	}
-	opts := convertOptions(t, nil)
+	opts := renderOptions(t, nil)
 	r, err := runtimectrl.Render(rt, nil, opts)
 	if err != nil {
 		t.Fatal(err)

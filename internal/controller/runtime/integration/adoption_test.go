@@ -172,7 +172,7 @@ func upstreamGardenClient(t *testing.T) client.Client {
 // has reconciled the shoot.
 func leaveShootAsUpstream(t *testing.T, rt *infrav1.Runtime, ready bool) *gardencorev1beta1.Shoot {
 	t.Helper()
-	opts := convertOptions(t, rt)
+	opts := renderOptions(t, rt)
 	r, err := runtimectrl.Render(rt, nil, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
-	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -42,7 +42,7 @@ func TestGardenerOutagePausesBudgets(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.SetFaults(nil) })
-	waitForCircuit(t, gardener.CircuitOpen)
+	waitForCircuit(t, gardenclient.CircuitOpen)
 	opened, before := time.Now(), gardenCalls(t)
 
 	// The whole budget: every attempt at the longest delay.
@@ -75,7 +75,7 @@ func TestGardenerOutagePausesBudgets(t *testing.T) {
 		t.Fatal(err)
 	}
 	recovered := time.Now()
-	waitForCircuit(t, gardener.CircuitClosed)
+	waitForCircuit(t, gardenclient.CircuitClosed)
 	closed := time.Now()
 	// Released within the window (after the gate's next look, at most a poll of a second later),
 	// not after a backoff grown during the outage.

@@ -94,7 +94,7 @@ func TestDNSCredentialsRefOnUpgradeTo135(t *testing.T) {
 	if !reflect.DeepEqual(cfg.Providers, upstreamProviders) {
 		t.Errorf("%s providerConfig providers %v, want those upstream's shoot had, %v", gardener.ExtensionDNS, cfg.Providers, upstreamProviders)
 	}
-	want, err := runtimectrl.Render(rt, shoot, convertOptions(t, rt))
+	want, err := runtimectrl.Render(rt, shoot, renderOptions(t, rt))
 	if err != nil {
 		t.Fatal(err)
 	}

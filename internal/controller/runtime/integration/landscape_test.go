@@ -67,16 +67,16 @@ func setUpLandscape(ctx context.Context) error {
 	return nil
 }
 
-// convertOptions returns the conversion options the manager renders rt with: the realistic
+// renderOptions returns the render options the manager renders rt with: the realistic
 // landscape, and the ACL addresses as the ConfigMap holds them now.
-func convertOptions(t *testing.T, rt *infrav1.Runtime) gardener.ConvertOptions {
+func renderOptions(t *testing.T, rt *infrav1.Runtime) gardener.RenderOptions {
 	t.Helper()
 	o := managerOptions()
 	l, err := o.Landscape()
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := o.ConvertOptions(l)
+	opts := o.RenderOptions(l)
 	opts.ACL = &gardener.ACL{}
 	if rt != nil && gardener.NeedsACL(rt) {
 		cm := &corev1.ConfigMap{}

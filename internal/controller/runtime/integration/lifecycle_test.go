@@ -246,7 +246,7 @@ func waitForRuntime(t *testing.T, rt *infrav1.Runtime, timeout time.Duration, wh
 // with the rendered configuration.
 func assertShootMatches(t *testing.T, rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot) {
 	t.Helper()
-	want, err := runtimectrl.Render(rt, shoot, convertOptions(t, rt))
+	want, err := runtimectrl.Render(rt, shoot, renderOptions(t, rt))
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
@@ -297,7 +297,7 @@ func toJSON(t *testing.T, v any) any {
 func assertOpenIDConnects(t *testing.T, c client.Client, rt *infrav1.Runtime) {
 	t.Helper()
 	var want []infrav1.OIDCConfig
-	if extra := gardener.AdditionalOIDC(rt, convertOptions(t, nil).DefaultAdditionalOIDC); extra != nil {
+	if extra := gardener.AdditionalOIDC(rt, renderOptions(t, nil).DefaultAdditionalOIDC); extra != nil {
 		want = *extra
 	}
 	if have := managedOpenIDConnects(t, c); len(have) != len(want) {

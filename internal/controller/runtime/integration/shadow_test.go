@@ -428,7 +428,7 @@ func planShootsAsThePlugin(t *testing.T, all []adopted, plan shadow.Records) {
 		case !apierrors.IsNotFound(err):
 			t.Fatal(err)
 		}
-		p, err := runtimectrl.PlanShoot(rt, current, convertOptions(t, rt))
+		p, err := runtimectrl.PlanShoot(rt, current, renderOptions(t, rt))
 		if err != nil {
 			t.Fatalf("%s: %v", rt.Name, err)
 		}

@@ -21,15 +21,15 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
-// testOptions are the options the tests convert with.
-var testOptions = ConvertOptions{
+// testOptions are the options the tests render with.
+var testOptions = RenderOptions{
 	Namespace:                  "garden-kyma",
 	DefaultKubernetesVersion:   "1.30.5",
 	DefaultMachineImage:        "gardenlinux",
 	DefaultMachineImageVersion: "1592.1.0",
 }
 
-// TestRenderFixtures converts every upstream Runtime manifest and checks the converted
+// TestRenderFixtures renders every upstream Runtime manifest and checks the rendered
 // fields one by one.
 func TestRenderFixtures(t *testing.T) {
 	t.Parallel()
@@ -104,7 +104,7 @@ func TestRenderFixtures(t *testing.T) {
 			spec := shoot.Spec
 			expectPtr(t, "purpose", spec.Purpose, gardencorev1beta1.ShootPurposeProduction)
 			expectEqual(t, "region", spec.Region, tt.region)
-			expectPtr(t, "secretBindingName", spec.SecretBindingName, "hyperscaler secret") //nolint:staticcheck // SA1019: the field the converter sets below Kubernetes 1.34.
+			expectPtr(t, "secretBindingName", spec.SecretBindingName, "hyperscaler secret") //nolint:staticcheck // SA1019: the field the render sets below Kubernetes 1.34.
 			expectEqual(t, "cloudProfile", *spec.CloudProfile, gardencorev1beta1.CloudProfileReference{Kind: "CloudProfile", Name: tt.cloudProfile})
 			expectEqual(t, "kubernetes.version", spec.Kubernetes.Version, "1.28.7")
 
@@ -190,15 +190,15 @@ func TestRender(t *testing.T) {
 		name string
 		// mutate changes the base Runtime before the conversion; nil keeps it.
 		mutate func(rt *infrav1.Runtime)
-		// nilRuntime converts a nil Runtime instead.
+		// nilRuntime renders a nil Runtime instead.
 		nilRuntime bool
 		// opts replace testOptions when set.
-		opts *ConvertOptions
+		opts *RenderOptions
 		// wantReason is the reason of the expected terminal error; empty when none is expected.
 		wantReason string
 		// wantErr is the sentinel the expected error wraps.
 		wantErr error
-		// check inspects the converted Shoot when no error is expected.
+		// check inspects the rendered Shoot when no error is expected.
 		check func(t *testing.T, shoot *gardencorev1beta1.Shoot)
 	}{
 		{
@@ -241,8 +241,8 @@ func TestRender(t *testing.T) {
 		},
 		{
 			name:       "empty namespace is terminal",
-			opts:       &ConvertOptions{DefaultKubernetesVersion: "1.30.5"},
-			wantReason: ReasonInvalidConvertOptions,
+			opts:       &RenderOptions{DefaultKubernetesVersion: "1.30.5"},
+			wantReason: ReasonInvalidRenderOptions,
 			wantErr:    ErrMissingNamespace,
 		},
 		{
@@ -318,7 +318,7 @@ func TestRender(t *testing.T) {
 		{
 			name:   "no image and no default image leaves the image out",
 			mutate: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Provider.Workers[0].Machine.Image = nil },
-			opts:   &ConvertOptions{Namespace: "garden-kyma"},
+			opts:   &RenderOptions{Namespace: "garden-kyma"},
 			check: func(t *testing.T, shoot *gardencorev1beta1.Shoot) {
 				expectNil(t, "image", shoot.Spec.Provider.Workers[0].Machine.Image)
 			},
@@ -492,7 +492,7 @@ func TestRender(t *testing.T) {
 		},
 		{
 			name: "extra labels are set and runtime labels win",
-			opts: &ConvertOptions{
+			opts: &RenderOptions{
 				Namespace: "garden-kyma",
 				Labels:    map[string]string{"managed-by": "infrastructure-manager", infrav1.LabelRuntimeID: "spoofed"},
 			},
@@ -561,7 +561,7 @@ func TestRender(t *testing.T) {
 }
 
 // withACL returns testOptions with API server ACLs on.
-func withACL(acl *ACL) *ConvertOptions {
+func withACL(acl *ACL) *RenderOptions {
 	o := testOptions
 	o.ACL = acl
 	return &o
@@ -579,7 +579,7 @@ func expectNoExtension(typ string) func(*testing.T, *gardencorev1beta1.Shoot) {
 	}
 }
 
-// TestRenderSharesNoMemory changes the converted Shoot and checks the Runtime is
+// TestRenderSharesNoMemory changes the rendered Shoot and checks the Runtime is
 // untouched.
 func TestRenderSharesNoMemory(t *testing.T) {
 	t.Parallel()
@@ -732,7 +732,7 @@ func readFixture(t *testing.T, name string) *infrav1.Runtime {
 // by the cloudProfileName Gardener forbids from Kubernetes 1.34 on.
 func expectCloudProfile(t *testing.T, shoot *gardencorev1beta1.Shoot, name string) {
 	t.Helper()
-	expectNil(t, "cloudProfileName", shoot.Spec.CloudProfileName) //nolint:staticcheck // SA1019: checking the converter never sets it.
+	expectNil(t, "cloudProfileName", shoot.Spec.CloudProfileName) //nolint:staticcheck // SA1019: checking the render never sets it.
 	if shoot.Spec.CloudProfile == nil {
 		t.Fatalf("cloudProfile is nil, want %s", name)
 	}
@@ -740,7 +740,7 @@ func expectCloudProfile(t *testing.T, shoot *gardencorev1beta1.Shoot, name strin
 }
 
 // shootFromRuntime renders rt as a new shoot and returns only the Shoot.
-func shootFromRuntime(rt *infrav1.Runtime, opts ConvertOptions) (*gardencorev1beta1.Shoot, error) {
+func shootFromRuntime(rt *infrav1.Runtime, opts RenderOptions) (*gardencorev1beta1.Shoot, error) {
 	r, err := Render(rt, nil, opts)
 	return r.Shoot, err
 }
@@ -767,7 +767,7 @@ func shootOIDC(shoot *gardencorev1beta1.Shoot) *gardencorev1beta1.OIDCConfig {
 	if shoot.Spec.Kubernetes.KubeAPIServer == nil {
 		return nil
 	}
-	return shoot.Spec.Kubernetes.KubeAPIServer.OIDCConfig //nolint:staticcheck // SA1019: the tests check the converter never sets it.
+	return shoot.Spec.Kubernetes.KubeAPIServer.OIDCConfig //nolint:staticcheck // SA1019: the tests check the render never sets it.
 }
 
 // criName is the worker's CRI name, nil when the worker has no CRI.

@@ -1,4 +1,4 @@
-package gardener
+package gardenclient
 
 import (
 	"net/http"
