@@ -125,9 +125,10 @@ test: test-alerting test-go ## Run every test: alert rules and routing, then uni
 
 # The unit packages start no kube-apiserver, etcd or Gardener. UNIT_EXCLUDE leaves out the ones
 # that do: the envtest suites (api/v1, cmd/kubectl-runtime, */integration), the control plane and
-# the simulator (internal/controlplane, internal/localenv, internal/gardensim/...), and test/... (end
-# to end, deploy, bench, chaos). It also leaves out hack/image, which builds the manager's image.
-UNIT_EXCLUDE := /api/v1$$|/cmd/kubectl-runtime$$|/integration$$|/internal/controlplane$$|/internal/localenv$$|/internal/gardensim(/|$$)|/test/|/hack/image$$
+# the simulator (internal/controlplane, internal/localenv, internal/gardensim/...), and the suites of
+# test/... (end to end, deploy, bench, chaos). It also leaves out hack/image, which builds the
+# manager's image. The benchmark's baseline, test/bench/baseline, is a unit package.
+UNIT_EXCLUDE := /api/v1$$|/cmd/kubectl-runtime$$|/integration$$|/internal/controlplane$$|/internal/localenv$$|/internal/gardensim(/|$$)|/test/(bench|chaos|deploy|e2e)$$|/hack/image$$
 # Go's test cache answers for packages whose inputs did not change; UNIT_TEST_FLAGS=-count=1 runs
 # every test again.
 UNIT_TEST_FLAGS ?= -timeout 5m

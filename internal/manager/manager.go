@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -131,18 +130,19 @@ type Options struct {
 	// (controller-runtime's GracefulShutdownTimeout); cmd/manager exits a little later even when
 	// they have not, so that a manager that cannot reach its API server still ends on SIGTERM.
 	ShutdownTimeout time.Duration
-	// UpstreamRequeues makes the manager requeue as upstream Kyma Infrastructure Manager does, as
-	// the baseline of a benchmark; it is not for production. It overrides other options: Gardener
-	// is called at 5 QPS with a burst of 5, the circuit breaker never opens, and every step of
-	// both controllers retries after a fixed 15s with no jitter and no limit of attempts or time
-	// (upstreamPolicy). Upstream leaves errors other than Gardener's to controller-runtime's
-	// per-item exponential backoff; the engine cannot tell a Gardener error from another (both
-	// reach a step as API errors of a client), so here every error gets the 15s. The waiting
-	// steps poll at upstream's intervals (60s while a shoot is created, 30s while it reconciles,
-	// 90s while it is deleted; exact, not spread), shoots are neither watched nor cached, so
-	// each poll is a request to Gardener, and the retry times are kept in memory only
-	// (fsm.WithVolatileRetries): after a restart every retrying runtime runs at once.
-	UpstreamRequeues bool
+	// PollSpread spreads each poll of a waiting step by up to ±this fraction of its interval
+	// (fsm.WithPollSpread). Waiting runtimes then do not poll in lockstep. Zero polls at
+	// exactly the step's interval.
+	PollSpread float64
+	// Polls, when not nil, says how soon each waiting step of the Runtime controller looks
+	// again, instead of Poll (runtime.Config.Polls). It has no flag: a program that embeds
+	// the manager sets it.
+	Polls func(step string, shoot *gardencorev1beta1.Shoot) time.Duration
+	// UnwatchedShoots leaves the project's shoots unwatched and uncached. A waiting step then
+	// learns of its shoot's progress at its polls only. Shoots and the structured-auth
+	// ConfigMaps are read from Gardener, a request for every read. It saves the memory of
+	// their caches and the watches. It has no flag: a program that embeds the manager sets it.
+	UnwatchedShoots bool
 	// Shadow runs the manager beside another one and writes nothing (package shadow): every
 	// write is a dry run that is recorded, and the transport of every connection refuses any
 	// other. It serves the recorded writes at /shadow/writes beside its metrics, exports none of
@@ -186,6 +186,7 @@ func DefaultOptions() Options {
 		ShootDeleteDeadline:      90 * time.Minute,
 		KubeconfigDeadline:       15 * time.Minute,
 		Poll:                     30 * time.Second,
+		PollSpread:               fsm.DefaultPollSpread,
 		KubeconfigLifetime:       24 * time.Hour,
 		RotateAfter:              0.5,
 		DefaultKubernetesVersion: "1.33.4",
@@ -202,27 +203,6 @@ func DefaultOptions() Options {
 // DefaultShutdownTimeout leaves the process, with cmd/manager's margin, within the Pod's
 // terminationGracePeriodSeconds (30 in config/manager).
 const DefaultShutdownTimeout = 20 * time.Second
-
-// upstreamPolicy is upstream's requeue after an error, the retry policy of every step with
-// UpstreamRequeues: 15s every time, without jitter, and never exhausted.
-var upstreamPolicy = retry.Policy{Initial: 15 * time.Second, Factor: 1, Cap: 15 * time.Second, MaxAttempts: math.MaxInt32}
-
-// Upstream's client-side rate limit of Gardener calls, used with UpstreamRequeues.
-const (
-	upstreamGardenQPS   = 5
-	upstreamGardenBurst = 5
-)
-
-// effective returns the options New runs with: o, or with UpstreamRequeues the upstream
-// manager's rate limit and retry policy and no circuit breaker, whatever o says of them.
-func (o Options) effective() Options {
-	if o.UpstreamRequeues {
-		o.GardenQPS, o.GardenBurst = upstreamGardenQPS, upstreamGardenBurst
-		o.CircuitThreshold = 0
-		o.Policy = upstreamPolicy
-	}
-	return o
-}
 
 // namespaceFromEnv is the namespace the Pod runs in, as the Deployment passes it, else
 // kcp-system, where upstream runs.
@@ -286,10 +266,6 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.StatusRequeueDelay, "status-requeue-delay", o.StatusRequeueDelay, "how soon the next step runs after a step moved on; 0 means at once")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "address of the pprof endpoint (/debug/pprof/); 0 disables it")
 	fs.DurationVar(&o.RecheckInterval, "runtime-recheck-interval", o.RecheckInterval, "how often a Ready Runtime is checked again from its start step (spread by ±10% per Runtime)")
-	fs.BoolVar(&o.UpstreamRequeues, "emulate-upstream-requeues", o.UpstreamRequeues, "benchmark baseline only: requeue as the upstream manager does "+
-		"(fixed 15s after errors, polls of 60s while a shoot is created, 30s while it reconciles, 90s while it is deleted, no jitter, "+
-		"no shoot watch, Gardener at 5 QPS burst 5, no circuit breaker, retry times kept in memory only); it overrides --gardener-qps, "+
-		"--gardener-burst, --gardener-circuit-threshold and --retry-*; not for production")
 	fs.DurationVar(&o.ShutdownTimeout, "graceful-shutdown-timeout", o.ShutdownTimeout, "how long the controllers get to stop after SIGTERM; the process exits a few seconds later in any case")
 	fs.DurationVar(&o.ProgressRefresh, "shoot-progress-refresh", o.ProgressRefresh, "how long status.shootLastOperation may lag behind the progress a shoot reports; "+
 		"changes of the operation's state wake the Runtime at once")
@@ -465,11 +441,10 @@ func (o Options) validate() error {
 	return o.unsupportedFeatures()
 }
 
-// prepared returns the effective options, checked, and the landscape they load. The options
-// take the landscape's project. Their Metrics are built on controller-runtime's registry when
-// they have none.
+// prepared returns the options, checked, and the landscape they load. The options take the
+// landscape's project. Their Metrics are built on controller-runtime's registry when they have
+// none.
 func (o Options) prepared() (Options, *landscape.Landscape, error) {
-	o = o.effective()
 	if err := o.validate(); err != nil {
 		return o, nil, err
 	}
@@ -554,10 +529,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	renderOpts := o.RenderOptions(l)
 	ns := renderOpts.Namespace
 	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
-		fsm.WithGate(conn.Breaker), fsm.WithStepTimeout(o.StepTimeout)}
-	if o.UpstreamRequeues {
-		engineOpts = append(engineOpts, fsm.WithVolatileRetries(), fsm.WithoutPollJitter())
-	}
+		fsm.WithGate(conn.Breaker), fsm.WithStepTimeout(o.StepTimeout), fsm.WithPollSpread(o.PollSpread)}
 	cpClient, gardenClient := recorded(rec, mgr, gardenCluster)
 	engineOpts = append(engineOpts, o.engineObservers()...)
 	// The re-check interval is the Runtimes'; the GardenerCluster controller keeps its own.
@@ -576,10 +548,11 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		ShootDeleteDeadline: o.ShootDeleteDeadline,
 		KubeconfigDeadline:  o.KubeconfigDeadline,
 		Poll:                o.Poll,
+		Polls:               o.Polls,
+		UnwatchedShoots:     o.UnwatchedShoots,
 		ProgressRefresh:     o.ProgressRefresh,
 		RuntimeClients:      o.RuntimeClients,
 		SeedListTTL:         runtimectrl.DefaultSeedListTTL,
-		UpstreamRequeues:    o.UpstreamRequeues,
 	}, o.Workers, slices.Concat(engineOpts, []fsm.Option{fsm.WithResync(o.RecheckInterval)})...)
 	if err != nil {
 		return nil, err
@@ -603,9 +576,8 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 }
 
 // gardenOptions are the options of the connection to the Gardener project. With
-// UpstreamRequeues, shoots and the structured-auth ConfigMaps come from the API server, as
-// upstream reads them, so every poll of a waiting step and every re-check is a request to
-// Gardener.
+// UnwatchedShoots, shoots and the structured-auth ConfigMaps come from the API server. Every
+// poll of a waiting step and every re-check is then a request to Gardener.
 func (o Options) gardenOptions(scheme *runtime.Scheme, guard func(http.RoundTripper) http.RoundTripper) gardenclient.Options {
 	g := gardenclient.Options{
 		Namespace: "garden-" + o.GardenProject, Scheme: scheme,
@@ -613,7 +585,7 @@ func (o Options) gardenOptions(scheme *runtime.Scheme, guard func(http.RoundTrip
 		CircuitThreshold: o.CircuitThreshold, CircuitCooldown: o.CircuitCooldown, ReleaseWindow: o.ReleaseWindow,
 		Requests: o.Metrics.GardenerRequests, Circuit: o.Metrics.GardenerCircuit, Guard: guard,
 	}
-	if o.UpstreamRequeues {
+	if o.UnwatchedShoots {
 		g.Uncached = []client.Object{&gardencorev1beta1.Shoot{}, &corev1.ConfigMap{}}
 	}
 	return g

@@ -3,7 +3,6 @@ package manager
 import (
 	"flag"
 	"io"
-	"math"
 	"net"
 	"path/filepath"
 	"reflect"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
 // TestRenderOptionsFromFlags parses the landscape defaults from the command line, as the
@@ -187,62 +187,49 @@ func TestManagerFlagsOfTheResilienceSettings(t *testing.T) {
 	}
 }
 
-// TestBenchmarkFlags parses the flags a benchmark sets and checks their defaults: pprof off, the
-// fsm's 30m re-check, and the manager's own requeues.
+// TestBenchmarkFlags parses the flags a benchmark sets and checks their defaults: pprof off and
+// the fsm's 30m re-check. The shipped binary has no flag of the benchmark's baseline.
 func TestBenchmarkFlags(t *testing.T) {
 	o := DefaultOptions()
-	if o.PprofAddr != "0" || o.RecheckInterval != 30*time.Minute || o.UpstreamRequeues {
-		t.Errorf("defaults: pprof %q, re-check %s, upstream requeues %t; want 0, 30m, false", o.PprofAddr, o.RecheckInterval, o.UpstreamRequeues)
+	if o.PprofAddr != "0" || o.RecheckInterval != 30*time.Minute {
+		t.Errorf("defaults: pprof %q, re-check %s; want 0, 30m", o.PprofAddr, o.RecheckInterval)
 	}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o.BindFlags(fs)
-	if err := fs.Parse([]string{"--emulate-upstream-requeues", "--pprof-bind-address=127.0.0.1:6060", "--runtime-recheck-interval=5m"}); err != nil {
+	if err := fs.Parse([]string{"--pprof-bind-address=127.0.0.1:6060", "--runtime-recheck-interval=5m"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.PprofAddr != "127.0.0.1:6060" || o.RecheckInterval != 5*time.Minute || !o.UpstreamRequeues {
-		t.Errorf("parsed pprof %q, re-check %s, upstream requeues %t", o.PprofAddr, o.RecheckInterval, o.UpstreamRequeues)
+	if o.PprofAddr != "127.0.0.1:6060" || o.RecheckInterval != 5*time.Minute {
+		t.Errorf("parsed pprof %q, re-check %s", o.PprofAddr, o.RecheckInterval)
+	}
+	if f := fs.Lookup("emulate-upstream-requeues"); f != nil {
+		t.Errorf("the manager has the baseline's flag --%s", f.Name)
 	}
 }
 
-// TestUpstreamRequeuesOverrideTheResilienceSettings checks what the manager runs with when it
-// emulates upstream: Gardener at 5 QPS burst 5, no circuit breaker, and a fixed 15s retry that
-// never gives up, whatever the other flags say; shoots and ConfigMaps are read from Gardener,
-// not a cache. Without the flag the options stand, and both come from the watched cache.
-func TestUpstreamRequeuesOverrideTheResilienceSettings(t *testing.T) {
+// TestPollDefaults checks how the waiting steps poll by default: spread by ±10%, at Poll, and
+// with the shoots watched.
+func TestPollDefaults(t *testing.T) {
+	o := DefaultOptions()
+	if o.PollSpread != fsm.DefaultPollSpread || fsm.DefaultPollSpread != 0.1 || o.Polls != nil || o.UnwatchedShoots {
+		t.Errorf("defaults: poll spread %v, Polls set %t, unwatched shoots %t; want 0.1, false, false", o.PollSpread, o.Polls != nil, o.UnwatchedShoots)
+	}
+}
+
+// TestUnwatchedShootsAreReadFromGardener checks where the garden client reads shoots and
+// ConfigMaps. By default both come from the watched cache. With UnwatchedShoots both come
+// from the API server, as seeds always do (gardenclient.TestSeedsAreNeverCached).
+func TestUnwatchedShootsAreReadFromGardener(t *testing.T) {
 	o := DefaultOptions()
 	o.Metrics = freshMetrics(t)
-	o.GardenQPS, o.GardenBurst, o.CircuitThreshold = 50, 100, 3
-	if got := o.effective(); got.GardenQPS != 50 || got.GardenBurst != 100 || got.CircuitThreshold != 3 || got.Policy != o.Policy {
-		t.Errorf("without the flag: %+v", got)
-	}
 	for _, obj := range []client.Object{&gardencorev1beta1.Shoot{}, &corev1.ConfigMap{}} {
 		if uncached(o.gardenOptions(nil, nil).Uncached, obj) {
-			t.Errorf("without the flag %T is read from the API server, want the watched cache", obj)
+			t.Errorf("with watched shoots %T is read from the API server, want the watched cache", obj)
 		}
 	}
 
-	o.UpstreamRequeues = true
-	got := o.effective()
-	if got.GardenQPS != 5 || got.GardenBurst != 5 || got.CircuitThreshold != 0 {
-		t.Errorf("rate limit %v/%d and circuit threshold %d, want 5/5 and 0 (never opens)", got.GardenQPS, got.GardenBurst, got.CircuitThreshold)
-	}
-	p := got.Policy
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if p.Initial != 15*time.Second || p.Factor != 1 || p.Cap != 15*time.Second || p.Jitter != 0 || p.MaxDuration != 0 || p.MaxAttempts != math.MaxInt32 {
-		t.Errorf("policy %+v, want upstream's fixed 15s without jitter or limits", p)
-	}
-	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, attempt := range []int32{1, 2, 1000, math.MaxInt32 - 1} {
-		if d := p.Delay(attempt, 0.99); d != 15*time.Second {
-			t.Errorf("attempt %d: delay %s, want 15s", attempt, d)
-		}
-		if p.Exhausted(attempt, first, first.Add(365*24*time.Hour)) {
-			t.Errorf("attempt %d a year after the first failure: exhausted, want never", attempt)
-		}
-	}
+	o.UnwatchedShoots = true
 	for _, obj := range []client.Object{&gardencorev1beta1.Shoot{}, &corev1.ConfigMap{}} {
 		if !uncached(o.gardenOptions(nil, nil).Uncached, obj) {
 			t.Errorf("%T is read from the cache, want from the API server", obj)

@@ -66,9 +66,8 @@ type Engine[T Object] struct {
 	steps    map[string]Step[T]
 	deleting map[string]bool
 	cfg      config
-	// created is when the engine was created. It tells the retries this process scheduled
-	// from those an earlier one did (WithVolatileRetries). It also starts the spread of the
-	// first re-checks (recheckDue).
+	// created is when the engine was created. It starts the spread of the first re-checks
+	// (recheckDue).
 	created time.Time
 	// quiet holds the quiet re-checks of this process, by object (quietCheck).
 	quiet sync.Map
@@ -357,15 +356,10 @@ func (e *Engine[T]) held(obj T, st *pass, now time.Time) (decision, bool) {
 	return decision{}, false
 }
 
-// untilRetry returns how long the retry record still holds its step: until its next retry time,
-// or not at all with WithVolatileRetries when an earlier process scheduled it. The record's last
-// failure is when it was scheduled; it is kept to the second, so a record of the second in which
-// the engine was created counts as this process's own, and is honoured.
+// untilRetry returns how long the retry record still holds its step: until its next retry time.
+// The time is persisted, so a restart or a leader change retries nothing early.
 func (e *Engine[T]) untilRetry(r *fsmv1.RetryStatus, now time.Time) time.Duration {
 	if r.NextRetryAt == nil || !now.Before(r.NextRetryAt.Time) {
-		return 0
-	}
-	if e.cfg.volatileRetries && r.LastFailure.Time.Before(stamp(e.created)) {
 		return 0
 	}
 	return r.NextRetryAt.Sub(now)
@@ -704,8 +698,8 @@ func (e *Engine[T]) seriesKey(key types.NamespacedName) string {
 	return e.m.Name + "/" + key.String()
 }
 
-// jitter spreads a poll interval by ±spread (a fraction; 0.1 unless WithoutPollJitter) so waiting
-// objects do not poll in lockstep.
+// jitter spreads a poll interval by ±spread, a fraction (WithPollSpread).
+// Waiting objects then do not poll in lockstep.
 func jitter(d time.Duration, spread, rnd float64) time.Duration {
 	return time.Duration(float64(d) * (1 - spread + 2*spread*rnd))
 }

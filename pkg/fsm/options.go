@@ -50,7 +50,6 @@ type config struct {
 	chainFor        time.Duration
 	gate            Gate
 	stepTimeout     time.Duration
-	volatileRetries bool
 	pollSpread      float64
 }
 
@@ -67,7 +66,7 @@ func defaultConfig() config {
 		advance:       defaultAdvance,
 		chainSteps:    1,
 		stepTimeout:   2 * time.Minute,
-		pollSpread:    0.1,
+		pollSpread:    DefaultPollSpread,
 	}
 }
 
@@ -168,18 +167,19 @@ func WithProbeInterval(d time.Duration) Option { return func(o *config) { o.prob
 // spread by ±10% per object).
 func WithResync(d time.Duration) Option { return func(o *config) { o.resync = d } }
 
-// WithVolatileRetries keeps the retry times of this process in memory only, as a controller that
-// requeues from its work queue does: a retry that an earlier process scheduled (recorded in the
-// status before this engine was created) is due at once instead of at its persisted
-// status.retry.nextRetryAt, so after a restart every retrying object runs its step at once. The
-// retry record is otherwise kept as always: the attempt count goes on, and a retry this process
-// schedules is honoured. Without it (the default), a restart or a leader change retries nothing
-// early. It is meant for comparing with such a controller, not for production.
-func WithVolatileRetries() Option { return func(o *config) { o.volatileRetries = true } }
+// DefaultPollSpread is the poll spread of an engine without WithPollSpread.
+const DefaultPollSpread = 0.1
 
-// WithoutPollJitter makes a waiting step poll at exactly the interval its Wait asks for, instead
-// of spreading each poll by ±10% so waiting objects do not poll in lockstep.
-func WithoutPollJitter() Option { return func(o *config) { o.pollSpread = 0 } }
+// WithPollSpread spreads each poll of a waiting step by up to ±fraction of the interval its
+// Wait asks for (default DefaultPollSpread). The spread keeps waiting objects from polling in
+// lockstep. Zero polls at exactly the interval asked for. A fraction outside [0, 1] is ignored.
+func WithPollSpread(fraction float64) Option {
+	return func(o *config) {
+		if fraction >= 0 && fraction <= 1 {
+			o.pollSpread = fraction
+		}
+	}
+}
 
 // WithOnForget is called when an object is gone, so a controller can drop what it keeps about
 // it, such as metric series of its own.

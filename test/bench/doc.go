@@ -1,13 +1,19 @@
 // Package bench holds the landscape-scale benchmarks (`make bench`): it builds the real binaries
-// (cmd/manager and cmd/gardensim), runs them as processes next to a control plane (etcd and
-// kube-apiserver) that the test owns, and runs each scenario twice, once with this manager's
-// policy and once with a baseline that requeues as the upstream manager does
-// (--emulate-upstream-requeues: fixed 15s after errors, polls of 60s, 30s and 90s, no jitter, no
-// shoot watch, Gardener at 5 QPS burst 5, no circuit breaker). Every number comes from the run:
-// the simulator's request log counts what reached Gardener, a watch on the Runtimes times their
-// states, /proc gives the manager's memory and CPU, its own client metrics count the requests
-// to the control plane and the runtime clusters, and a real Prometheus with the shipped rules
-// says which alerts would fire.
+// (cmd/manager, cmd/gardensim and the baseline), runs them as processes next to a control plane
+// (etcd and kube-apiserver) that the test owns, and runs each scenario twice, once with this
+// manager's policy and once with a baseline that requeues as the upstream manager does.
+//
+// The baseline is the command in test/bench/baseline. It builds the same manager through
+// internal/manager with upstream's settings: fixed 15s after errors, polls of 60s, 30s and 90s,
+// no jitter, no shoot watch, Gardener at 5 QPS burst 5, no circuit breaker. Upstream keeps its
+// retry times in memory only. The manager persists them, so at its start the baseline sets every
+// pending retry time to now, before its manager runs. That costs one status patch per object in
+// backoff, which the manager's metrics do not count.
+//
+// Every number comes from the run: the simulator's request log counts what reached Gardener, a
+// watch on the Runtimes times their states, /proc gives the manager's memory and CPU, its own
+// client metrics count the requests to the control plane and the runtime clusters, and a real
+// Prometheus with the shipped rules says which alerts would fire.
 //
 // Scenarios (sizes and durations are flags after -args, see profile_test.go):
 //

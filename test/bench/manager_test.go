@@ -24,7 +24,7 @@ type policy string
 const (
 	// ours is this manager as shipped.
 	ours policy = "this manager"
-	// baseline requeues as the upstream manager does (--emulate-upstream-requeues).
+	// baseline requeues as the upstream manager does (the command in test/bench/baseline).
 	baseline policy = "upstream-like baseline"
 )
 
@@ -77,17 +77,17 @@ func (s *suite) startManager(ctx context.Context, r run, extra ...string) (*mana
 		"--health-probe-bind-address", probe,
 		"--pprof-bind-address", m.pprof,
 	}
-	if r.policy == baseline {
-		args = append(args, "--emulate-upstream-requeues")
-	}
 	args = append(args, extra...)
 	if r.policy != baseline {
 		args = append(args, strings.Fields(*managerArgs)...)
 	}
 	env := []string{"KUBECONFIG=" + s.cpKubeconfig, "POD_NAMESPACE=" + r.name}
-	name := "manager-" + r.name
+	name, bin := "manager-"+r.name, s.managerBin
+	if r.policy == baseline {
+		bin = s.baselineBin
+	}
 	var err error
-	m.proc, err = subprocess.Start(name, subprocess.Options{Log: filepath.Join(s.dir, name+".log"), Env: env}, s.managerBin, args...)
+	m.proc, err = subprocess.Start(name, subprocess.Options{Log: filepath.Join(s.dir, name+".log"), Env: env}, bin, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func writeMarkdown(b *bytes.Buffer, res *results) {
 	w("Every scenario runs twice in one invocation, against the Gardener simulator with shared shoot clusters and its admission on:")
 	w("")
 	w("- **%s**: the manager as shipped (Gardener at 20 QPS burst 40, exponential backoff with equal jitter persisted in the status, a circuit breaker, a shoot watch).", ours)
-	w("- **%s**: the same binary with `--emulate-upstream-requeues`, which requeues as the upstream manager does: fixed 15 s after errors, polls of 60 s while a shoot is created, 30 s while it reconciles and 90 s while it is deleted, no jitter, no shoot watch, Gardener at 5 QPS burst 5, no circuit breaker, retry times in memory only.", baseline)
+	w("- **%s**: the same manager built by `test/bench/baseline` with upstream's settings, which requeues as the upstream manager does: fixed 15 s after errors, polls of 60 s while a shoot is created, 30 s while it reconciles and 90 s while it is deleted, no jitter, no shoot watch, Gardener at 5 QPS burst 5, no circuit breaker. Upstream keeps its retry times in memory only. The manager persists them, so at its start the baseline sets every pending retry time to now before its manager runs: one status patch per object in backoff.", baseline)
 	w("")
 	w("The numbers come from the run: the simulator's request log counts what reached Gardener, a watch on the Runtimes times their states, `/proc` gives the manager's memory and CPU, and its client metrics (`rest_client_requests_total`) count its requests to the control plane and the runtime clusters. Shoot operations take %s. Ratios compare runs of one invocation; absolute times depend on the machine.", p.OperationDuration)
 	w("")

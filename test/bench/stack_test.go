@@ -29,6 +29,8 @@ import (
 type suite struct {
 	dir, assets              string
 	managerBin, gardensimBin string
+	// baselineBin is the baseline's manager (test/bench/baseline).
+	baselineBin string
 	// parts stops the simulator and the control plane, in reverse start order.
 	parts stack.Stack
 
@@ -69,13 +71,13 @@ func startStack(ctx context.Context, dir string, p profile, projects []string) (
 	return s, nil
 }
 
-// buildBinaries builds cmd/manager and cmd/gardensim into the work directory.
+// buildBinaries builds cmd/manager, cmd/gardensim and the baseline into the work directory.
 func (s *suite) buildBinaries(ctx context.Context) error {
-	bins, err := stack.Build(ctx, testenv.RepoRoot(), filepath.Join(s.dir, "bin"), "./cmd/manager", "./cmd/gardensim")
+	bins, err := stack.Build(ctx, testenv.RepoRoot(), filepath.Join(s.dir, "bin"), "./cmd/manager", "./cmd/gardensim", "./test/bench/baseline")
 	if err != nil {
 		return err
 	}
-	s.managerBin, s.gardensimBin = bins[0], bins[1]
+	s.managerBin, s.gardensimBin, s.baselineBin = bins[0], bins[1], bins[2]
 	return nil
 }
 

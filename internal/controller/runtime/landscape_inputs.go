@@ -99,10 +99,10 @@ func (s steps) aclInputs(rt *infrav1.Runtime) string {
 }
 
 // shootInputs is "shoot:missing" when the shoot of provisioned rt is not in the garden cache (a
-// read without a request), "" otherwise. Without the shoot watch (UpstreamRequeues) the garden
-// has no cache, and the missing shoot is found at the next re-check.
+// read without a request), "" otherwise. Without the shoot watch (UnwatchedShoots) the garden
+// may have no cache: the missing shoot is then found at the next re-check.
 func (s steps) shootInputs(rt *infrav1.Runtime) string {
-	if s.Garden == nil || s.UpstreamRequeues || !provisioned(rt) {
+	if s.Garden == nil || s.UnwatchedShoots || !provisioned(rt) {
 		return ""
 	}
 	shoot := &gardencorev1beta1.Shoot{}

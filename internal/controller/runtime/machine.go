@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -70,7 +71,7 @@ const (
 type Config struct {
 	// Client reaches the cluster the Runtimes live in.
 	Client client.Client
-	// Garden reaches the Gardener project; it is rate limited, and watched unless UpstreamRequeues.
+	// Garden reaches the Gardener project; it is rate limited, and watched unless UnwatchedShoots.
 	Garden Objects
 	// GardenNamespace is the project namespace, garden-<project>.
 	GardenNamespace string
@@ -97,19 +98,20 @@ type Config struct {
 	KubeconfigDeadline time.Duration
 	// Poll is the safety poll of waiting steps; watches usually wake them first.
 	Poll time.Duration
+	// Polls, when not nil, says how soon a waiting step looks again at what it waits for,
+	// instead of Poll. It gets the step's name and the shoot as the step last read it. The
+	// shoot is nil when the step reads none, or none is visible yet.
+	Polls func(step string, shoot *gardencorev1beta1.Shoot) time.Duration
+	// UnwatchedShoots leaves the shoots unwatched: Setup registers no shoot watch. A waiting
+	// step then learns of its shoot's progress at its polls only. Without the watch there is
+	// no need for a cache of shoots: Garden may read them from Gardener.
+	UnwatchedShoots bool
 	// ProgressRefresh is how long a Runtime may lag behind its shoot's progress reports; 0 is
 	// the default ProgressRefresh (see shootEvents).
 	ProgressRefresh time.Duration
 	// SeedListTTL is how long a seed list that served a shoot creation serves the next ones of
 	// its region; zero lists the seeds for every creation.
 	SeedListTTL time.Duration
-	// UpstreamRequeues makes the controller wait for Gardener as the upstream manager does, for
-	// benchmark baselines only: WaitForShoot and WaitForShootDeletion poll at upstream's fixed
-	// intervals (UpstreamPollShootCreate, UpstreamPollShootReconcile, UpstreamPollShootDelete)
-	// instead of at Poll, and Setup watches no shoots, so nothing wakes a waiting step before its
-	// poll. Garden should then read shoots from the API server, not from a cache, so that every
-	// poll is a request to Gardener, as upstream's are.
-	UpstreamRequeues bool
 	// Recorder records the writes of each pass over a Runtime (package shadow): Setup wraps the
 	// reconciler and the runtime clusters' clients; Client and Garden come wrapped already.
 	Recorder *shadow.Recorder
@@ -120,16 +122,6 @@ type Config struct {
 	// and dry runs; it needs Recorder.
 	Shadow bool
 }
-
-// The polls of the upstream manager's waiting steps, used with Config.UpstreamRequeues.
-const (
-	// UpstreamPollShootCreate is the poll while Gardener creates the shoot, or has not started.
-	UpstreamPollShootCreate = 60 * time.Second
-	// UpstreamPollShootReconcile is the poll while Gardener reconciles the shoot.
-	UpstreamPollShootReconcile = 30 * time.Second
-	// UpstreamPollShootDelete is the poll while Gardener deletes the shoot.
-	UpstreamPollShootDelete = 90 * time.Second
-)
 
 // steps carries the configuration into the step functions.
 type steps struct {

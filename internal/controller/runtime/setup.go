@@ -39,8 +39,8 @@ const (
 )
 
 // Setup registers the Runtime controller with the manager. Shoots are watched in the garden
-// project, so a waiting step wakes when its shoot changes instead of polling at fixed intervals;
-// with cfg.UpstreamRequeues they are not, and the steps poll as upstream's do.
+// project, so a waiting step wakes when its shoot changes instead of at its next poll.
+// With cfg.UnwatchedShoots they are not watched, and only the polls look at a shoot.
 func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, opts ...fsm.Option) error {
 	if cfg.Clusters == nil {
 		cfg.Clusters = NewCachedClusters(cfg.Client, runtimeClients(cfg), cmp.Or(cfg.RuntimeClients, DefaultRuntimeClients))
@@ -76,7 +76,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 				return o.GetNamespace() == acl.Namespace && o.GetName() == acl.Name
 			})))
 	}
-	if !cfg.UpstreamRequeues {
+	if !cfg.UnwatchedShoots {
 		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(cmp.Or(cfg.ProgressRefresh, ProgressRefresh), cfg.Namespace)))
 	}
 	r := onePassReads(fsm.NewReconciler(cfg.Client, engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },

@@ -28,11 +28,11 @@ func (g *gardenWithoutCache) GetCache() cache.Cache {
 	return nil
 }
 
-// TestSetupWatchesShootsUnlessUpstream registers the controller with and without
-// UpstreamRequeues: the shoot watch on the garden cache is there by default, and with upstream's
-// requeues the controller has none, so only the waiting steps' polls look at a shoot.
-func TestSetupWatchesShootsUnlessUpstream(t *testing.T) {
-	for _, upstream := range []bool{false, true} {
+// TestSetupWatchesShootsUnlessUnwatched registers the controller with and without
+// UnwatchedShoots. The shoot watch on the garden cache is there by default. With UnwatchedShoots
+// the controller has none, so only the waiting steps' polls look at a shoot.
+func TestSetupWatchesShootsUnlessUnwatched(t *testing.T) {
+	for _, unwatched := range []bool{false, true} {
 		mgr, err := ctrl.NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ctrl.Options{
 			Scheme:     scheme(t),
 			Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -51,12 +51,12 @@ func TestSetupWatchesShootsUnlessUpstream(t *testing.T) {
 		garden := &gardenWithoutCache{}
 		w := newWorld(t)
 		cfg := w.steps.Config
-		cfg.UpstreamRequeues = upstream
+		cfg.UnwatchedShoots = unwatched
 		if err := Setup(mgr, garden, cfg, 1); err != nil {
-			t.Fatalf("upstream %t: %v", upstream, err)
+			t.Fatalf("unwatched %t: %v", unwatched, err)
 		}
-		if watched := garden.caches > 0; watched == upstream {
-			t.Errorf("upstream requeues %t: shoots watched %t, want %t", upstream, watched, !upstream)
+		if watched := garden.caches > 0; watched == unwatched {
+			t.Errorf("unwatched shoots %t: shoots watched %t, want %t", unwatched, watched, !unwatched)
 		}
 	}
 }

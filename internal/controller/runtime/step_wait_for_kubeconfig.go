@@ -27,7 +27,7 @@ func (s steps) waitForKubeconfig(ctx context.Context, rt *infrav1.Runtime) fsm.O
 	err := getSecret(ctx, s.Client, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
-		return fsm.Wait(s.Poll, "the kubeconfig Secret "+kubeconfigSecretName(rt)+" does not exist yet")
+		return fsm.Wait(s.poll(StepWaitForKubeconfig, nil), "the kubeconfig Secret "+kubeconfigSecretName(rt)+" does not exist yet")
 	case err != nil:
 		return fsm.Fail(fmt.Errorf("get kubeconfig secret: %w", err))
 	case !gardenercluster.OwnsSecret(secret, gardenerClusterName(rt)):
@@ -35,7 +35,7 @@ func (s steps) waitForKubeconfig(ctx context.Context, rt *infrav1.Runtime) fsm.O
 			"the Secret %s/%s is not the kubeconfig Secret the manager keeps for GardenerCluster %s (labels %v): its kubeconfig is not used",
 			secret.Namespace, secret.Name, gardenerClusterName(rt), secret.Labels)))
 	case len(secret.Data[KubeconfigKey]) == 0:
-		return fsm.Wait(s.Poll, "the kubeconfig Secret "+kubeconfigSecretName(rt)+" is empty")
+		return fsm.Wait(s.poll(StepWaitForKubeconfig, nil), "the kubeconfig Secret "+kubeconfigSecretName(rt)+" is empty")
 	}
 	if wrong, err := s.issuedForAnother(ctx, rt, secret); err != nil || wrong != "" {
 		if err != nil {
@@ -94,5 +94,5 @@ func (s steps) rotateNow(ctx context.Context, rt *infrav1.Runtime, wrong string)
 			return fsm.Fail(fmt.Errorf("ask GardenerCluster %s for a new kubeconfig: %w", gc.Name, err))
 		}
 	}
-	return fsm.Wait(s.Poll, "the kubeconfig in Secret "+kubeconfigSecretName(rt)+" was issued for "+wrong+", not for shoot "+rt.Spec.Shoot.Name+": it is not used, and a new one is on its way")
+	return fsm.Wait(s.poll(StepWaitForKubeconfig, nil), "the kubeconfig in Secret "+kubeconfigSecretName(rt)+" was issued for "+wrong+", not for shoot "+rt.Spec.Shoot.Name+": it is not used, and a new one is on its way")
 }

@@ -155,3 +155,18 @@ func TestWaitForKubeconfig(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitForKubeconfigPollsAsPollsSays waits for a Secret that is not there yet with
+// Config.Polls set: the step polls at what Polls answers, and hands it no shoot.
+func TestWaitForKubeconfigPollsAsPollsSays(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	rt.Labels[infrav1.LabelRuntimeID] = "rid-rt"
+	w := newWorld(t, testGardenerCluster("rid-rt", rt.Name))
+	p := &polled{after: 42 * time.Second}
+	w.steps.Polls = p.polls
+
+	fsmtest.Check(t, w.steps.waitForKubeconfig(t.Context(), rt), fsmtest.Wait(42*time.Second))
+	if len(p.calls) != 1 || p.calls[0].step != StepWaitForKubeconfig || p.calls[0].shoot != nil {
+		t.Errorf("Polls calls %+v, want one for %s without a shoot", p.calls, StepWaitForKubeconfig)
+	}
+}

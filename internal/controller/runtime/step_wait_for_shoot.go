@@ -23,10 +23,10 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 	shoot := &gardencorev1beta1.Shoot{}
 	err := s.Garden.Get(ctx, client.ObjectKey{Namespace: s.GardenNamespace, Name: rt.Spec.Shoot.Name}, shoot)
 	if apierrors.IsNotFound(err) {
-		// The shoot cache has not seen the shoot just applied yet; the watch wakes the step (the
-		// poll, with UpstreamRequeues). A shoot deleted behind the manager's back ends in
+		// The shoot cache has not seen the shoot just applied yet. The watch wakes the step, or
+		// the poll without a watch. A shoot deleted behind the manager's back ends in
 		// StepTimedOut at the deadline.
-		return fsm.Wait(s.shootPoll(nil), "shoot "+rt.Spec.Shoot.Name+" is not visible yet")
+		return fsm.Wait(s.poll(StepWaitForShoot, nil), "shoot "+rt.Spec.Shoot.Name+" is not visible yet")
 	}
 	if err != nil {
 		return fsm.Fail(fmt.Errorf("get shoot %s: %w", rt.Spec.Shoot.Name, err))
@@ -40,11 +40,11 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 		setCondition(rt, infrav1.ConditionProvisioned, true, "ShootReady", "Shoot "+shoot.Name+" is reconciled")
 		return fsm.Next(StepEnsureGardenerCluster)
 	case obs.Err == nil:
-		return fsm.Wait(s.shootPoll(shoot), obs.Waiting)
+		return fsm.Wait(s.poll(StepWaitForShoot, shoot), obs.Waiting)
 	case !obs.NeedsGardenerRetry:
 		return fsm.Fail(obs.Err)
 	case shoot.Annotations[v1beta1constants.GardenerOperation] == v1beta1constants.ShootOperationRetry:
-		return fsm.Wait(s.shootPoll(shoot), "Gardener has not yet picked up the retry of the failed operation")
+		return fsm.Wait(s.poll(StepWaitForShoot, shoot), "Gardener has not yet picked up the retry of the failed operation")
 	case !fsm.IsRetry(ctx):
 		// First sight of this failure: the engine counts it and decides when to retry.
 		return fsm.Fail(obs.Err)
@@ -57,18 +57,14 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 	if err := s.Garden.Patch(ctx, shoot, patch); err != nil {
 		return fsm.Fail(fmt.Errorf("request retry of shoot %s: %w", shoot.Name, err))
 	}
-	return fsm.Wait(s.shootPoll(shoot), "Gardener retries the failed operation")
+	return fsm.Wait(s.poll(StepWaitForShoot, shoot), "Gardener retries the failed operation")
 }
 
-// shootPoll is how soon WaitForShoot looks at the shoot again: Poll, or with UpstreamRequeues
-// upstream's poll for the shoot's last operation, UpstreamPollShootReconcile while it is a
-// Reconcile and UpstreamPollShootCreate otherwise (a Create, none yet, or no shoot visible yet).
-func (s steps) shootPoll(shoot *gardencorev1beta1.Shoot) time.Duration {
-	if !s.UpstreamRequeues {
-		return s.Poll
+// poll is how soon the waiting step looks again at what it waits for: Polls when set, else
+// Poll. shoot is the Runtime's shoot as the step last read it, nil when none.
+func (s steps) poll(step string, shoot *gardencorev1beta1.Shoot) time.Duration {
+	if s.Polls != nil {
+		return s.Polls(step, shoot)
 	}
-	if shoot != nil && shoot.Status.LastOperation != nil && shoot.Status.LastOperation.Type == gardencorev1beta1.LastOperationTypeReconcile {
-		return UpstreamPollShootReconcile
-	}
-	return UpstreamPollShootCreate
+	return s.Poll
 }

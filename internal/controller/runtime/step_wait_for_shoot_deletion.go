@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,14 +33,5 @@ func (s steps) waitForShootDeletion(ctx context.Context, rt *infrav1.Runtime) fs
 	if obs := gardener.Observe(shoot); obs.Err != nil && obs.Operation == string(gardencorev1beta1.LastOperationTypeDelete) {
 		return fsm.Fail(obs.Err)
 	}
-	return fsm.Wait(s.deletionPoll(), "shoot "+shoot.Name+" is being deleted")
-}
-
-// deletionPoll is how soon WaitForShootDeletion looks for the shoot again: Poll, or with
-// UpstreamRequeues upstream's UpstreamPollShootDelete.
-func (s steps) deletionPoll() time.Duration {
-	if s.UpstreamRequeues {
-		return UpstreamPollShootDelete
-	}
-	return s.Poll
+	return fsm.Wait(s.poll(StepWaitForShootDeletion, shoot), "shoot "+shoot.Name+" is being deleted")
 }

@@ -146,10 +146,10 @@ func TestWaitForShootDeletion(t *testing.T) {
 	}
 }
 
-// TestWaitForShootDeletionPollsAsUpstream runs WaitForShootDeletion with UpstreamRequeues: a
-// shoot being deleted is looked for again after upstream's 90s, not after Poll; a shoot that is
-// gone still moves on at once.
-func TestWaitForShootDeletionPollsAsUpstream(t *testing.T) {
+// TestWaitForShootDeletionPollsAsPollsSays runs WaitForShootDeletion with Config.Polls. A shoot
+// being deleted is looked for again after what Polls answers, not after Poll. Polls gets the
+// step and the shoot with its Delete operation. A shoot that is gone still moves on at once.
+func TestWaitForShootDeletionPollsAsPollsSays(t *testing.T) {
 	rt := newTestRuntime(t, "rt")
 	s := testShoot(rt)
 	s.Finalizers = []string{"gardener"}
@@ -160,8 +160,13 @@ func TestWaitForShootDeletionPollsAsUpstream(t *testing.T) {
 	w.steps.Poll = 10 * time.Second
 
 	fsmtest.Check(t, w.steps.waitForShootDeletion(t.Context(), rt.DeepCopy()), fsmtest.Wait(10*time.Second))
-	w.steps.UpstreamRequeues = true
+	p := &polled{after: 90 * time.Second}
+	w.steps.Polls = p.polls
 	fsmtest.Check(t, w.steps.waitForShootDeletion(t.Context(), rt.DeepCopy()), fsmtest.Wait(90*time.Second))
+	if len(p.calls) != 1 || p.calls[0].step != StepWaitForShootDeletion || p.calls[0].shoot == nil ||
+		p.calls[0].shoot.Status.LastOperation == nil || p.calls[0].shoot.Status.LastOperation.Type != gardencorev1beta1.LastOperationTypeDelete {
+		t.Errorf("Polls calls %+v, want one for %s with the shoot being deleted", p.calls, StepWaitForShootDeletion)
+	}
 
 	// Gardener removes its finalizer, and the shoot is gone.
 	gone := testShoot(rt)

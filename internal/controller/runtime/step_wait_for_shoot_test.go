@@ -209,64 +209,67 @@ func TestWaitForShootAsksGardenerToRetry(t *testing.T) {
 	}
 }
 
-// TestWaitForShootPollsAsUpstream runs WaitForShoot with UpstreamRequeues: it polls at upstream's
-// fixed intervals by the shoot's operation, 60s while Gardener creates it (or has not started)
-// and 30s while it reconciles it, where the normal mode polls at Poll for all of them.
-func TestWaitForShootPollsAsUpstream(t *testing.T) {
+// polled records the calls of a Config.Polls and answers each with after.
+type polled struct {
+	after time.Duration
+	calls []polledCall
+}
+
+// polledCall is one call of a Config.Polls: the step, and the shoot it passed (nil for none).
+type polledCall struct {
+	step  string
+	shoot *gardencorev1beta1.Shoot
+}
+
+func (p *polled) polls(step string, shoot *gardencorev1beta1.Shoot) time.Duration {
+	p.calls = append(p.calls, polledCall{step: step, shoot: shoot})
+	return p.after
+}
+
+// TestWaitForShootPollsAsPollsSays runs WaitForShoot with and without Config.Polls. Without it,
+// the step polls at Poll in every state. With it, the step polls at what Polls answers, and
+// hands it the shoot as read: nil when none is visible, else with its last operation and
+// annotations, which say which state the poll is for.
+func TestWaitForShootPollsAsPollsSays(t *testing.T) {
 	const (
 		create    = gardencorev1beta1.LastOperationTypeCreate
 		reconcile = gardencorev1beta1.LastOperationTypeReconcile
 	)
 	tests := []struct {
 		name string
-		// reason says why the case exists.
-		reason string
 		// noShoot leaves the shoot out; status is what Gardener reports for it otherwise.
 		noShoot bool
 		status  func(*gardencorev1beta1.Shoot)
 		// annotations are set on the shoot's metadata.
 		annotations map[string]string
-		// want is the outcome in upstream mode.
-		want fsmtest.Result
+		// operation is the type of the last operation Polls sees; empty for none.
+		operation gardencorev1beta1.LastOperationType
 		// says is part of the wait message in both modes: it shows which state the poll is for.
 		says string
 	}{
-		{
-			name: "a shoot not visible yet", noShoot: true,
-			reason: "upstream treats a shoot it cannot see as one being created",
-			want:   fsmtest.Wait(time.Minute), says: "shoot rt is not visible yet",
-		},
-		{
-			name:   "a shoot without an operation",
-			reason: "upstream treats a shoot without an operation as one being created",
-			want:   fsmtest.Wait(time.Minute), says: "Waiting for Gardener to start an operation",
-		},
+		{name: "a shoot not visible yet", noShoot: true, says: "shoot rt is not visible yet"},
+		{name: "a shoot without an operation", says: "Waiting for Gardener to start an operation"},
 		{
 			name: "a shoot being created", status: operation(create, gardencorev1beta1.LastOperationStatePending),
-			reason: "upstream polls a creation every minute",
-			want:   fsmtest.Wait(time.Minute), says: "Gardener operation Create is Pending",
+			operation: create, says: "Gardener operation Create is Pending",
 		},
 		{
 			name: "a creation in Error", status: operation(create, gardencorev1beta1.LastOperationStateError),
-			reason: "an Error is still a creation to upstream",
-			want:   fsmtest.Wait(time.Minute), says: "Create Error, Gardener retries",
+			operation: create, says: "Create Error, Gardener retries",
 		},
 		{
 			name: "a shoot being reconciled", status: operation(reconcile, gardencorev1beta1.LastOperationStateProcessing),
-			reason: "upstream polls a reconciliation every 30 seconds",
-			want:   fsmtest.Wait(30 * time.Second), says: "Gardener operation Reconcile is Processing",
+			operation: reconcile, says: "Gardener operation Reconcile is Processing",
 		},
 		{
 			name:        "a reconciliation whose retry Gardener has not picked up",
-			reason:      "a pending retry of a reconciliation polls as the reconciliation",
 			status:      operation(reconcile, gardencorev1beta1.LastOperationStateFailed, gardencorev1beta1.ErrorInfraQuotaExceeded),
 			annotations: map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.ShootOperationRetry},
-			want:        fsmtest.Wait(30 * time.Second), says: "Gardener has not yet picked up the retry",
+			operation:   reconcile, says: "Gardener has not yet picked up the retry",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fsmtest.Because(t, tt.reason)
 			rt := newTestRuntime(t, "rt")
 			w := newWorld(t, rt)
 			if !tt.noShoot {
@@ -281,41 +284,65 @@ func TestWaitForShootPollsAsUpstream(t *testing.T) {
 			w.steps.Poll = 10 * time.Second
 
 			normal := w.steps.waitForShoot(t.Context(), rt.DeepCopy())
-			w.steps.UpstreamRequeues = true
-			upstream := w.steps.waitForShoot(t.Context(), rt)
+			p := &polled{after: 42 * time.Second}
+			w.steps.Polls = p.polls
+			asked := w.steps.waitForShoot(t.Context(), rt)
 
 			fsmtest.Check(t, normal, fsmtest.Wait(10*time.Second))
-			fsmtest.Check(t, upstream, tt.want)
-			for _, out := range []fsm.Outcome{normal, upstream} {
+			fsmtest.Check(t, asked, fsmtest.Wait(42*time.Second))
+			for _, out := range []fsm.Outcome{normal, asked} {
 				if !strings.Contains(out.String(), tt.says) {
 					t.Errorf("outcome %s does not say %q", out, tt.says)
+				}
+			}
+			if len(p.calls) != 1 || p.calls[0].step != StepWaitForShoot {
+				t.Fatalf("Polls calls %+v, want one for %s", p.calls, StepWaitForShoot)
+			}
+			shoot := p.calls[0].shoot
+			if (shoot == nil) != tt.noShoot {
+				t.Fatalf("Polls got shoot %v, want one %t", shoot, !tt.noShoot)
+			}
+			if shoot == nil {
+				return
+			}
+			var op gardencorev1beta1.LastOperationType
+			if shoot.Status.LastOperation != nil {
+				op = shoot.Status.LastOperation.Type
+			}
+			if shoot.Name != rt.Spec.Shoot.Name || op != tt.operation {
+				t.Errorf("Polls got shoot %s with operation %q, want %s with %q", shoot.Name, op, rt.Spec.Shoot.Name, tt.operation)
+			}
+			for k, v := range tt.annotations {
+				if shoot.Annotations[k] != v {
+					t.Errorf("Polls got annotation %s=%q, want %q", k, shoot.Annotations[k], v)
 				}
 			}
 		})
 	}
 }
 
-// TestWaitForShootUpstreamPollIsExact runs WaitForShoot in upstream mode under an engine without
-// poll jitter, as the manager's baseline runs it: a shoot being created is read again after 60s
-// exactly, and each run reads it from the garden.
-func TestWaitForShootUpstreamPollIsExact(t *testing.T) {
+// TestWaitForShootPollIsExactWithoutSpread runs WaitForShoot under an engine without poll
+// spread: a shoot being created is read again after exactly the interval Polls answers, and
+// each run reads it from the garden.
+func TestWaitForShootPollIsExactWithoutSpread(t *testing.T) {
 	rt := newTestRuntime(t, "rt")
 	w := newWorld(t, rt)
 	setShootStatus(t, w, rt, operation(gardencorev1beta1.LastOperationTypeCreate, gardencorev1beta1.LastOperationStateProcessing))
-	w.steps.UpstreamRequeues = true
+	const after = time.Minute
+	w.steps.Polls = (&polled{after: after}).polls
 	engine, err := fsm.New(fsm.Machine[*infrav1.Runtime]{
 		Name: ControllerName, Start: StepWaitForShoot,
 		Steps: []fsm.Step[*infrav1.Runtime]{{Name: StepWaitForShoot, Run: w.steps.waitForShoot, Deadline: time.Hour}},
-	}, fsm.WithClock(w.clock), fsm.WithRand(func() float64 { return 0.99 }), fsm.WithoutPollJitter())
+	}, fsm.WithClock(w.clock), fsm.WithRand(func() float64 { return 0.99 }), fsm.WithPollSpread(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.resetCalls()
 	for i := range 3 {
-		if res := engine.Reconcile(t.Context(), rt); res.RequeueAfter != UpstreamPollShootCreate {
-			t.Fatalf("poll %d: requeue after %s, want %s", i+1, res.RequeueAfter, UpstreamPollShootCreate)
+		if res := engine.Reconcile(t.Context(), rt); res.RequeueAfter != after {
+			t.Fatalf("poll %d: requeue after %s, want %s", i+1, res.RequeueAfter, after)
 		}
-		w.clock.Step(UpstreamPollShootCreate)
+		w.clock.Step(after)
 	}
 	if n := w.reads("garden", "Shoot"); n != 3 {
 		t.Errorf("the shoot was read %d times in 3 polls, want 3", n)
