@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/intern"
 )
 
 // lastApplied is the annotation where kubectl apply keeps a whole copy of what it applied.
@@ -13,18 +14,24 @@ const lastApplied = corev1.LastAppliedConfigAnnotation
 
 // Transform is the transform of the cache of the Gardener project (shoots and their
 // structured-auth ConfigMaps). A shoot keeps what the steps and the shoot watch read
-// (runtimectrl.TrimShoot).
+// (runtimectrl.TrimShoot). A ConfigMap's data is kept once for all that hold the same.
 func Transform(obj any) (any, error) {
-	StripBookkeeping(obj)
-	if shoot, ok := obj.(*gardencorev1beta1.Shoot); ok {
-		return runtimectrl.TrimShoot(shoot)
+	CompactMeta(obj)
+	switch o := obj.(type) {
+	case *gardencorev1beta1.Shoot:
+		return runtimectrl.TrimShoot(o)
+	case *corev1.ConfigMap:
+		// Runtimes that take the landscape's default OIDC provider have the same
+		// authentication configuration: their ConfigMaps share one copy of it.
+		intern.Strings(&o.Data)
 	}
 	return obj, nil
 }
 
-// StripBookkeeping drops an object's managedFields and kubectl's last-applied annotation. No
-// step reads either, and together they are often as large as the rest of the object.
-func StripBookkeeping(obj any) {
+// CompactMeta drops an object's managedFields and kubectl's last-applied annotation. No step
+// reads either, and together they are often as large as the rest of the object. The label and
+// annotation keys that are left are shared with the other objects (package intern).
+func CompactMeta(obj any) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return
@@ -34,4 +41,5 @@ func StripBookkeeping(obj any) {
 		delete(a, lastApplied)
 		m.SetAnnotations(a)
 	}
+	intern.Meta(m)
 }

@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/intern"
 )
 
 // ProgressRefresh is how long a Runtime may lag behind its shoot's progress reports. Gardener
@@ -124,8 +126,9 @@ func (q laterQueue) Add(item reconcile.Request) { q.AddAfter(item, q.after) }
 // advertised addresses (the GardenerCluster controller asks for a kubeconfig only once the API
 // server has one): the health conditions, constraints, credentials rotation and networks that
 // Gardener keeps there are no step's business. Of the spec it drops the Kubernetes settings
-// Gardener defaults and the render neither sets nor reads (dropUnrendered). Anything else
-// passes as it is.
+// Gardener defaults and the render neither sets nor reads (dropUnrendered). The settings of the
+// spec and the last operation's words repeat across a fleet: each is kept once (package
+// intern). Anything else passes as it is.
 func TrimShoot(obj any) (any, error) {
 	shoot, ok := obj.(*gardencorev1beta1.Shoot)
 	if !ok {
@@ -138,6 +141,16 @@ func TrimShoot(obj any) (any, error) {
 		LastErrors:          shoot.Status.LastErrors,
 		ObservedGeneration:  shoot.Status.ObservedGeneration,
 		AdvertisedAddresses: shoot.Status.AdvertisedAddresses,
+	}
+	intern.Strings(&shoot.Spec)
+	if op := shoot.Status.LastOperation; op != nil {
+		op.Description = intern.String(op.Description)
+		op.Type = gardencorev1beta1.LastOperationType(intern.String(string(op.Type)))
+		op.State = gardencorev1beta1.LastOperationState(intern.String(string(op.State)))
+	}
+	for i := range shoot.Status.AdvertisedAddresses {
+		a := &shoot.Status.AdvertisedAddresses[i]
+		a.Name = intern.String(a.Name)
 	}
 	return shoot, nil
 }

@@ -1,0 +1,118 @@
+// Package intern shares the strings that the objects of a fleet repeat.
+//
+// A cache of 5,000 Runtimes holds 5,000 copies of each label key, machine type, region and
+// condition reason: the decoder allocates every string afresh. Interning keeps one copy of each
+// and lets every object point at it. The strings stay the same, so no reader can tell.
+//
+// Interning a string that no other object holds costs memory: the table keeps an entry for it,
+// about 70 bytes. So only strings that repeat across a fleet are worth it: label and
+// annotation keys (Keys, Meta), and the settings of a spec (Strings). Names, ids and hashes
+// are not.
+package intern
+
+import (
+	"reflect"
+	"unique"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// String returns the shared copy of s.
+func String(s string) string {
+	if s == "" {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+// Keys returns m with its keys shared, in a map of its size; the values stay as they are.
+// Label and annotation keys repeat in every object of a kind.
+func Keys(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[String(k)] = v
+	}
+	return out
+}
+
+// Meta shares the label and annotation keys of obj.
+func Meta(obj metav1.Object) {
+	if l := obj.GetLabels(); len(l) > 0 {
+		obj.SetLabels(Keys(l))
+	}
+	if a := obj.GetAnnotations(); len(a) > 0 {
+		obj.SetAnnotations(Keys(a))
+	}
+}
+
+// Strings shares every string that ptr reaches: fields, elements of slices and arrays, and
+// the keys and values of maps with string keys. ptr is a pointer, usually to a spec, whose
+// strings are settings that repeat across a fleet. Byte slices (raw JSON) and unexported
+// fields are left as they are.
+func Strings(ptr any) {
+	v := reflect.ValueOf(ptr)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return
+	}
+	strings(v.Elem())
+}
+
+// strings shares the strings of v, which is settable or holds only settable parts.
+func strings(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() && v.Len() > 0 {
+			v.SetString(String(v.String()))
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			strings(v.Elem())
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range v.NumField() {
+			if t.Field(i).IsExported() {
+				strings(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		for i := range v.Len() {
+			strings(v.Index(i))
+		}
+	case reflect.Map:
+		sharedMap(v)
+	}
+}
+
+// sharedMap shares the keys of a map with string keys, and its values when they are strings.
+// A Go map keeps the key it was last assigned with, so the keys are set anew.
+func sharedMap(v reflect.Value) {
+	kt, vt := v.Type().Key(), v.Type().Elem()
+	if v.IsNil() || kt.Kind() != reflect.String {
+		return
+	}
+	keys := v.MapKeys()
+	for _, k := range keys {
+		val := v.MapIndex(k)
+		if vt.Kind() == reflect.String {
+			val = reflect.ValueOf(String(val.String())).Convert(vt)
+		}
+		v.SetMapIndex(reflect.ValueOf(String(k.String())).Convert(kt), val)
+	}
+}
+
+// Conditions shares the type, status and reason of each condition: a fleet has a handful of
+// each. Messages often name the object and stay as they are.
+func Conditions(conds []metav1.Condition) {
+	for i := range conds {
+		c := &conds[i]
+		c.Type, c.Reason = String(c.Type), String(c.Reason)
+		c.Status = metav1.ConditionStatus(String(string(c.Status)))
+	}
+}

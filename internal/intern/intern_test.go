@@ -1,0 +1,139 @@
+package intern_test
+
+import (
+	"encoding/json"
+	"testing"
+	"unsafe"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/intern"
+)
+
+// sameData reports whether a and b share their bytes: one copy, not two equal ones.
+func sameData(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+// decoded returns two copies of shoot, decoded apart as a cache decodes each object.
+func decoded(t *testing.T, shoot *gardencorev1beta1.Shoot) (*gardencorev1beta1.Shoot, *gardencorev1beta1.Shoot) {
+	t.Helper()
+	data, err := json.Marshal(shoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := &gardencorev1beta1.Shoot{}, &gardencorev1beta1.Shoot{}
+	for _, s := range []*gardencorev1beta1.Shoot{a, b} {
+		if err := json.Unmarshal(data, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, b
+}
+
+func sampleShoot() *gardencorev1beta1.Shoot {
+	s := &gardencorev1beta1.Shoot{}
+	s.Name = "c-1a2b3c"
+	s.Labels = map[string]string{"kyma-project.io/region": "eu-central-1", "kyma-project.io/runtime-id": "4f0b"}
+	s.Annotations = map[string]string{"infrastructuremanager.kyma-project.io/applied-hash": "f294"}
+	s.Spec.Region = "eu-central-1"
+	s.Spec.Provider.Type = "aws"
+	s.Spec.Provider.InfrastructureConfig = &runtime.RawExtension{Raw: []byte(`{"kind":"InfrastructureConfig"}`)}
+	s.Spec.Provider.Workers = []gardencorev1beta1.Worker{{Name: "cpu-worker-0", Zones: []string{"eu-central-1a"},
+		Machine: gardencorev1beta1.Machine{Type: "m6i.large", Image: &gardencorev1beta1.ShootMachineImage{Name: "gardenlinux", Version: ptr.To("1592.1.0")}}}}
+	s.Spec.Kubernetes.KubeAPIServer = &gardencorev1beta1.KubeAPIServerConfig{KubernetesConfig: gardencorev1beta1.KubernetesConfig{FeatureGates: map[string]bool{"SomeGate": true}}}
+	s.Spec.SeedSelector = &gardencorev1beta1.SeedSelector{}
+	s.Spec.SeedSelector.MatchLabels = map[string]string{"seed.gardener.cloud/region": "eu-central-1"}
+	return s
+}
+
+func TestStringsSharesTheSettingsOfASpec(t *testing.T) {
+	a, b := decoded(t, sampleShoot())
+	if sameData(a.Spec.Region, b.Spec.Region) {
+		t.Fatal("two decoded copies share their strings already: the test would show nothing")
+	}
+	want := a.DeepCopy()
+	intern.Strings(&a.Spec)
+	intern.Strings(&b.Spec)
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Fatalf("interning changed the object (-before +after):\n%s", diff)
+	}
+	for _, c := range []struct{ path, a, b string }{
+		{"spec.region", a.Spec.Region, b.Spec.Region},
+		{"spec.provider.type", a.Spec.Provider.Type, b.Spec.Provider.Type},
+		{"worker name (in a slice)", a.Spec.Provider.Workers[0].Name, b.Spec.Provider.Workers[0].Name},
+		{"zone (a string in a slice)", a.Spec.Provider.Workers[0].Zones[0], b.Spec.Provider.Workers[0].Zones[0]},
+		{"image version (behind a pointer)", *a.Spec.Provider.Workers[0].Machine.Image.Version, *b.Spec.Provider.Workers[0].Machine.Image.Version},
+		{"seed selector value (in a map)", a.Spec.SeedSelector.MatchLabels["seed.gardener.cloud/region"], b.Spec.SeedSelector.MatchLabels["seed.gardener.cloud/region"]},
+		{"seed selector key", mapKey(a.Spec.SeedSelector.MatchLabels), mapKey(b.Spec.SeedSelector.MatchLabels)},
+		{"feature gate (a key of a map of bools)", boolKey(a.Spec.Kubernetes.KubeAPIServer.FeatureGates), boolKey(b.Spec.Kubernetes.KubeAPIServer.FeatureGates)},
+	} {
+		if !sameData(c.a, c.b) {
+			t.Errorf("%s: the two copies hold %q apart", c.path, c.a)
+		}
+	}
+	if &a.Spec.Provider.InfrastructureConfig.Raw[0] == &b.Spec.Provider.InfrastructureConfig.Raw[0] {
+		t.Error("raw JSON is shared: Strings must leave byte slices alone")
+	}
+}
+
+func TestMetaSharesKeysNotValues(t *testing.T) {
+	a, b := decoded(t, sampleShoot())
+	want := a.DeepCopy()
+	intern.Meta(a)
+	intern.Meta(b)
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Fatalf("interning changed the object (-before +after):\n%s", diff)
+	}
+	for k := range a.Labels {
+		if !sameData(k, keyOf(b.Labels, k)) {
+			t.Errorf("label key %q is held twice", k)
+		}
+	}
+	// Values such as a runtime id are one per object: interning them would only cost.
+	if sameData(a.Labels["kyma-project.io/runtime-id"], b.Labels["kyma-project.io/runtime-id"]) {
+		t.Error("label values are interned; Meta shares keys only")
+	}
+	if !sameData(mapKey(a.Annotations), mapKey(b.Annotations)) {
+		t.Error("the annotation key is held twice")
+	}
+}
+
+func TestNothingToShare(t *testing.T) {
+	intern.Strings(nil)
+	var s *gardencorev1beta1.Shoot
+	intern.Strings(s)
+	intern.Strings(gardencorev1beta1.Shoot{}) // not a pointer: nothing can be set
+	empty := &gardencorev1beta1.Shoot{}
+	intern.Meta(empty)
+	if empty.Labels != nil || empty.Annotations != nil {
+		t.Errorf("Meta made maps for an object without labels or annotations: %v %v", empty.Labels, empty.Annotations)
+	}
+}
+
+// mapKey returns the only key of m.
+func mapKey(m map[string]string) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
+// boolKey returns the only key of m.
+func boolKey(m map[string]bool) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
+// keyOf returns m's own copy of the key equal to k.
+func keyOf(m map[string]string, k string) string {
+	for key := range m {
+		if key == k {
+			return key
+		}
+	}
+	return ""
+}

@@ -1,0 +1,58 @@
+package manager
+
+import (
+	"encoding/json"
+	"testing"
+	"unsafe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+)
+
+// TestControlPlaneTransformKeepsRepeatedStringsOnce checks that the cache of the manager's
+// namespace keeps one copy of what the Runtimes of a fleet repeat, and drops managedFields.
+func TestControlPlaneTransformKeepsRepeatedStringsOnce(t *testing.T) {
+	rt := &infrav1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "r-1", Labels: map[string]string{infrav1.LabelRuntimeID: "r-1"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+	rt.Spec.Shoot.Region = "eu-central-1"
+	rt.Status.Conditions = []metav1.Condition{{Type: "Provisioned", Status: metav1.ConditionTrue, Reason: "ShootReady", Message: "Shoot c-1 is reconciled"}}
+	data, err := json.Marshal(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copies [2]*infrav1.Runtime
+	for i := range copies {
+		copies[i] = &infrav1.Runtime{}
+		if err := json.Unmarshal(data, copies[i]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ControlPlaneTransform(copies[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := copies[0], copies[1]
+	if a.ManagedFields != nil {
+		t.Error("managedFields are kept")
+	}
+	var keyA, keyB string
+	for k := range a.Labels {
+		keyA = k
+	}
+	for k := range b.Labels {
+		keyB = k
+	}
+	for path, pair := range map[string][2]string{
+		"label key":         {keyA, keyB},
+		"spec.shoot.region": {a.Spec.Shoot.Region, b.Spec.Shoot.Region},
+		"condition type":    {a.Status.Conditions[0].Type, b.Status.Conditions[0].Type},
+		"condition reason":  {a.Status.Conditions[0].Reason, b.Status.Conditions[0].Reason},
+	} {
+		if pair[0] != pair[1] || unsafe.StringData(pair[0]) != unsafe.StringData(pair[1]) {
+			t.Errorf("%s: each copy keeps its own %q", path, pair[0])
+		}
+	}
+	if a.Status.Conditions[0].Message != rt.Status.Conditions[0].Message {
+		t.Errorf("condition message changed: %q", a.Status.Conditions[0].Message)
+	}
+}
