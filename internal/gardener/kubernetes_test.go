@@ -44,7 +44,7 @@ func TestRenderRuntimeConfigOnlyForServedAPIs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := readRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
+			rt := testenv.ReadRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
 			rt.Spec.Shoot.Kubernetes.Version = nil
 			if tc.version != "" {
 				rt.Spec.Shoot.Kubernetes.Version = ptr.To(tc.version)

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener/provider"
@@ -38,7 +37,7 @@ var goldenOptions = RenderOptions{
 func TestRenderGolden(t *testing.T) {
 	for _, file := range testenv.RuntimeFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			rt := readRuntime(t, file)
+			rt := testenv.ReadRuntime(t, file)
 			r, err := Render(rt, nil, goldenOptions)
 			if err != nil {
 				t.Fatalf("Render: %v", err)
@@ -71,7 +70,7 @@ func TestRenderGolden(t *testing.T) {
 // TestRenderAWSSubnetLayout pins the subnet layout existing aws shoots have: a running shoot's
 // networks are immutable, so any other layout would break their adoption.
 func TestRenderAWSSubnetLayout(t *testing.T) {
-	rt := readRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
+	rt := testenv.ReadRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
 	r, err := Render(rt, nil, goldenOptions)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +109,7 @@ func TestRenderWorkersLoseNothing(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			rt := readRuntime(t, file)
+			rt := testenv.ReadRuntime(t, file)
 			r, err := Render(rt, nil, goldenOptions)
 			if err != nil {
 				t.Fatal(err)
@@ -325,20 +324,6 @@ func TestRenderTerminalErrors(t *testing.T) {
 	if !errors.Is(err, provider.ErrNodesTooSmall) || !strings.Contains(err.Error(), "spec.shoot.networking.nodes") {
 		t.Errorf("error %q does not say the node network is too small", err)
 	}
-}
-
-// readRuntime decodes a Runtime manifest strictly.
-func readRuntime(t *testing.T, file string) *infrav1.Runtime {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &infrav1.Runtime{}
-	if err := yaml.UnmarshalStrict(data, rt); err != nil {
-		t.Fatalf("decode %s: %v", file, err)
-	}
-	return rt
 }
 
 // asJSONMap returns v's JSON object.

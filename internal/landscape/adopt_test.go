@@ -27,7 +27,7 @@ func TestAdoptUpstreamShoots(t *testing.T) {
 	for i := range 20 {
 		file := files[i%len(files)]
 		t.Run(fmt.Sprintf("%02d-%s", i, filepath.Base(file)), func(t *testing.T) {
-			rt := readRuntime(t, file)
+			rt := testenv.ReadRuntime(t, file)
 			if i >= len(files) {
 				rt.Spec.Shoot.Purpose = "evaluation"
 			}

@@ -165,7 +165,7 @@ func TestSharedTenantIsTheDefaultAdditionalProvider(t *testing.T) {
 	if shared == nil || *shared.IssuerURL != "https://kyma.accounts.example.com" || *shared.ClientID != "shared-ias-client" {
 		t.Fatalf("shared tenant = %+v", shared)
 	}
-	rt := readRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
+	rt := testenv.ReadRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
 	rt.Spec.Shoot.Kubernetes.KubeAPIServer.AdditionalOidcConfig = nil
 	if got := gardener.OpenIDConnects(rt, shared); len(got) != 1 || got[0].GetName() != "kyma-oidc-0" {
 		t.Errorf("OpenIDConnects = %v, want kyma-oidc-0 from the shared tenant", got)

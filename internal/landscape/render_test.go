@@ -15,7 +15,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
@@ -79,7 +78,7 @@ func TestRenderGolden(t *testing.T) {
 	})
 	for _, tc := range cases {
 		t.Run(tc.dir+"/"+filepath.Base(tc.file), func(t *testing.T) {
-			rt := readRuntime(t, tc.file)
+			rt := testenv.ReadRuntime(t, tc.file)
 			if tc.version != "" {
 				rt.Spec.Shoot.Kubernetes.Version = ptr.To(tc.version)
 			}
@@ -333,7 +332,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rt := readRuntime(t, file)
+			rt := testenv.ReadRuntime(t, file)
 			rt.Spec.Shoot.Region = "eu-central-1"
 			if tt.version != "" {
 				rt.Spec.Shoot.Kubernetes.Version = ptr.To(tt.version)
@@ -352,7 +351,7 @@ func TestRenderLandscapeItems(t *testing.T) {
 // TestRenderAuditLogMandatory fails a runtime in a region without a tenant as a user error when
 // audit logging is mandatory, and leaves audit logging out when it is not.
 func TestRenderAuditLogMandatory(t *testing.T) {
-	rt := readRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
+	rt := testenv.ReadRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
 	rt.Spec.Shoot.Region = "us-east-1"
 	opts := realistic(t)
 	_, err := gardener.Render(rt, nil, opts)
@@ -372,7 +371,7 @@ func TestRenderAuditLogMandatory(t *testing.T) {
 // domain with a maintenance window Gardener chose: the landscape's custom DNS never replaces a
 // domain (Gardener forbids it) and the window stays where it is.
 func TestRenderExistingShootKeepsDNSAndWindow(t *testing.T) {
-	rt := readRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
+	rt := testenv.ReadRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", "aws.yaml"))
 	rt.Spec.Shoot.Purpose = "evaluation"
 	current := render(t, rt, minimal(t))
 	current.Spec.DNS = &gardencorev1beta1.DNS{Domain: ptr.To("aws-full.kyma.garden.example.com")}
@@ -400,19 +399,6 @@ func render(t *testing.T, rt *infrav1.Runtime, opts gardener.RenderOptions) *gar
 		t.Fatalf("Render: %v", err)
 	}
 	return r.Shoot
-}
-
-func readRuntime(t *testing.T, file string) *infrav1.Runtime {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &infrav1.Runtime{}
-	if err := yaml.UnmarshalStrict(data, rt); err != nil {
-		t.Fatal(err)
-	}
-	return rt
 }
 
 func hasExtension(s *gardencorev1beta1.Shoot, typ string) bool {

@@ -1,10 +1,15 @@
 package testenv
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 )
 
 // AssertSubset fails t for every value of want that got lacks or holds differently: objects
@@ -67,4 +72,18 @@ func RuntimeFiles(t testing.TB) []string {
 		files = append(files, found...)
 	}
 	return files
+}
+
+// ReadRuntime decodes the Runtime manifest in file strictly: an unknown field fails the test.
+func ReadRuntime(t testing.TB, file string) *infrav1.Runtime {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &infrav1.Runtime{}
+	if err := yaml.UnmarshalStrict(data, rt); err != nil {
+		t.Fatalf("decode %s: %v", file, err)
+	}
+	return rt
 }

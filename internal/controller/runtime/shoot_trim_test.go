@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
@@ -54,7 +53,7 @@ func TestTrimmedShootPlansTheSame(t *testing.T) {
 			}},
 	}
 	for _, file := range testenv.RuntimeFiles(t) {
-		rt := readRuntimeFile(t, file)
+		rt := testenv.ReadRuntime(t, file)
 		for lname, opts := range landscapes {
 			r, err := Render(rt, nil, opts)
 			if err != nil {
@@ -131,18 +130,4 @@ func loadLandscape(t *testing.T, file string, o landscape.Options) gardener.Rend
 		t.Fatal(err)
 	}
 	return l.RenderOptions(o)
-}
-
-// readRuntimeFile reads a Runtime manifest.
-func readRuntimeFile(t *testing.T, file string) *infrav1.Runtime {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &infrav1.Runtime{}
-	if err := yaml.UnmarshalStrict(data, rt); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return rt
 }
