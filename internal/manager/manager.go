@@ -46,16 +46,11 @@ import (
 
 // Options is the configuration of a manager process.
 type Options struct {
+	// Limits are the rate limit, the request timeout and the circuit breaker of every call to
+	// Gardener (package gardenclient).
+	gardenclient.Limits
 	// GardenProject is the Gardener project; shoots live in garden-<project>.
 	GardenProject string
-	// GardenQPS and GardenBurst are the client-side rate limit shared by every Gardener call.
-	GardenQPS   float64
-	GardenBurst int
-	// CircuitThreshold consecutive Gardener failures open the circuit breaker for CircuitCooldown.
-	CircuitThreshold int
-	CircuitCooldown  time.Duration
-	// ReleaseWindow spreads the release of runtimes paused by an open circuit once it closes.
-	ReleaseWindow time.Duration
 	// MetricsAddr serves the metrics; "0" disables them.
 	MetricsAddr string
 	// MetricsSecure serves the metrics over HTTPS to callers that the API server authenticates
@@ -110,8 +105,6 @@ type Options struct {
 	// GardenerClusterWorkers is the number of concurrent reconciles of the GardenerCluster
 	// controller; zero means Workers.
 	GardenerClusterWorkers int
-	// GardenRequestTimeout bounds each Gardener request but watches; zero means none.
-	GardenRequestTimeout time.Duration
 	// GardenerClusterReconcileTimeout bounds one reconcile of a GardenerCluster.
 	GardenerClusterReconcileTimeout time.Duration
 	// StatusRequeueDelay is how soon the next step runs after a step moved on.
@@ -167,13 +160,8 @@ type Options struct {
 // DefaultOptions returns the production defaults.
 func DefaultOptions() Options {
 	return Options{
+		Limits:                   gardenclient.DefaultLimits(),
 		GardenProject:            "kyma",
-		GardenQPS:                20,
-		GardenBurst:              40,
-		CircuitThreshold:         20,
-		CircuitCooldown:          30 * time.Second,
-		ReleaseWindow:            30 * time.Second,
-		GardenRequestTimeout:     3 * time.Second,
 		StepTimeout:              2 * time.Minute,
 		MetricsAddr:              ":8443",
 		MetricsSecure:            true,
@@ -215,12 +203,8 @@ func namespaceFromEnv() string {
 
 // BindFlags registers a flag for every option, with o's values as defaults.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
+	o.Limits.BindFlags(fs)
 	fs.StringVar(&o.GardenProject, "gardener-project", o.GardenProject, "Gardener project; shoots live in garden-<project>")
-	fs.Float64Var(&o.GardenQPS, "gardener-qps", o.GardenQPS, "client-side rate limit of all Gardener calls, per second")
-	fs.IntVar(&o.GardenBurst, "gardener-burst", o.GardenBurst, "burst of the Gardener rate limit")
-	fs.IntVar(&o.CircuitThreshold, "gardener-circuit-threshold", o.CircuitThreshold, "consecutive Gardener failures (5xx, no reply) that open the circuit breaker")
-	fs.DurationVar(&o.CircuitCooldown, "gardener-circuit-cooldown", o.CircuitCooldown, "how long an open circuit refuses Gardener calls before one probe")
-	fs.DurationVar(&o.ReleaseWindow, "gardener-release-window", o.ReleaseWindow, "window over which runtimes paused by an open circuit are released once it closes")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve the metrics over HTTPS to callers allowed to get /metrics; false serves plain HTTP to anyone")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
@@ -260,7 +244,6 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.APIServerACLEnabled, "api-server-acl-enabled", o.APIServerACLEnabled, "restrict the API servers of runtimes that ask for it; the rule includes the addresses of the converter configuration's ACL ConfigMap")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "the manager's namespace, which holds the ACL ConfigMap (default: $POD_NAMESPACE, else kcp-system)")
 	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-workers", o.GardenerClusterWorkers, "concurrent reconciles of the GardenerCluster controller; 0 means --workers")
-	fs.DurationVar(&o.GardenRequestTimeout, "gardener-request-timeout", o.GardenRequestTimeout, "timeout of each Gardener request (watches excepted); 0 means none")
 	fs.DurationVar(&o.GardenerClusterReconcileTimeout, "gardener-ctrl-reconcilation-timeout", o.GardenerClusterReconcileTimeout, "timeout of one reconcile of a GardenerCluster; 0 means controller-runtime's default") //nolint:misspell // Upstream's flag name, spelt as upstream spells it.
 	fs.DurationVar(&o.StepTimeout, "step-timeout", o.StepTimeout, "longest run of one step; its calls are cancelled then")
 	fs.DurationVar(&o.StatusRequeueDelay, "status-requeue-delay", o.StatusRequeueDelay, "how soon the next step runs after a step moved on; 0 means at once")
@@ -580,9 +563,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 // poll of a waiting step and every re-check is then a request to Gardener.
 func (o Options) gardenOptions(scheme *runtime.Scheme, guard func(http.RoundTripper) http.RoundTripper) gardenclient.Options {
 	g := gardenclient.Options{
-		Namespace: "garden-" + o.GardenProject, Scheme: scheme,
-		QPS: o.GardenQPS, Burst: o.GardenBurst, RequestTimeout: o.GardenRequestTimeout,
-		CircuitThreshold: o.CircuitThreshold, CircuitCooldown: o.CircuitCooldown, ReleaseWindow: o.ReleaseWindow,
+		Limits: o.Limits, Namespace: "garden-" + o.GardenProject, Scheme: scheme,
 		Requests: o.Metrics.GardenerRequests, Circuit: o.Metrics.GardenerCircuit, Guard: guard,
 	}
 	if o.UnwatchedShoots {

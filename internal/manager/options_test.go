@@ -151,8 +151,8 @@ func TestUpstreamArguments(t *testing.T) {
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("upstream's arguments: %v", err)
 	}
-	if !o.LeaderElection || o.GardenProject != "kyma-dev" || o.GardenRequestTimeout != 3*time.Second || o.GardenQPS != 5 ||
-		o.GardenBurst != 5 || o.Workers != 25 || o.GardenerClusterWorkers != 10 || o.KubeconfigLifetime != 24*time.Hour ||
+	if !o.LeaderElection || o.GardenProject != "kyma-dev" || o.GardenerRequestTimeout != 3*time.Second || o.GardenerQPS != 5 ||
+		o.GardenerBurst != 5 || o.Workers != 25 || o.GardenerClusterWorkers != 10 || o.KubeconfigLifetime != 24*time.Hour ||
 		o.RotateAfter != 0.6 || o.GardenerClusterReconcileTimeout != time.Minute || o.StatusRequeueDelay != time.Second ||
 		!o.AuditLogMandatory || o.APIServerACLEnabled || o.ConverterConfig == "" {
 		t.Errorf("options = %+v", o)
@@ -174,16 +174,16 @@ func TestUpstreamArguments(t *testing.T) {
 // timeout, the lease namespace and the default Gardener request timeout (upstream's 3s).
 func TestManagerFlagsOfTheResilienceSettings(t *testing.T) {
 	o := DefaultOptions()
-	if o.GardenRequestTimeout != 3*time.Second {
-		t.Errorf("default Gardener request timeout %s, want upstream's 3s", o.GardenRequestTimeout)
+	if o.GardenerRequestTimeout != 3*time.Second {
+		t.Errorf("default Gardener request timeout %s, want upstream's 3s", o.GardenerRequestTimeout)
 	}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	o.BindFlags(fs)
 	if err := fs.Parse([]string{"--gardener-release-window=45s", "--step-timeout=90s", "--leader-election-namespace=leases"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.ReleaseWindow != 45*time.Second || o.StepTimeout != 90*time.Second || o.LeaderElectionNamespace != "leases" {
-		t.Errorf("parsed %s, %s, %q", o.ReleaseWindow, o.StepTimeout, o.LeaderElectionNamespace)
+	if o.GardenerReleaseWindow != 45*time.Second || o.StepTimeout != 90*time.Second || o.LeaderElectionNamespace != "leases" {
+		t.Errorf("parsed %s, %s, %q", o.GardenerReleaseWindow, o.StepTimeout, o.LeaderElectionNamespace)
 	}
 }
 

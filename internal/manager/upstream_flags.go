@@ -12,11 +12,11 @@ import (
 // start with one switched on, rather than ignoring it.
 func bindUpstreamFlags(fs *flag.FlagSet, o *Options) {
 	fs.StringVar(&o.GardenProject, "gardener-project-name", o.GardenProject, "upstream's name of --gardener-project")
-	fs.Func("gardener-ratelimiter-qps", fmt.Sprintf("upstream's name of --gardener-qps (default %v)", o.GardenQPS), func(v string) error {
-		_, err := fmt.Sscan(v, &o.GardenQPS)
+	fs.Func("gardener-ratelimiter-qps", fmt.Sprintf("upstream's name of --gardener-qps (default %v)", o.GardenerQPS), func(v string) error {
+		_, err := fmt.Sscan(v, &o.GardenerQPS)
 		return flagErr("gardener-ratelimiter-qps", err)
 	})
-	fs.IntVar(&o.GardenBurst, "gardener-ratelimiter-burst", o.GardenBurst, "upstream's name of --gardener-burst")
+	fs.IntVar(&o.GardenerBurst, "gardener-ratelimiter-burst", o.GardenerBurst, "upstream's name of --gardener-burst")
 	fs.IntVar(&o.Workers, "runtime-ctrl-workers-cnt", o.Workers, "upstream's name of --workers: concurrent reconciles of the Runtime controller")
 	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-ctrl-workers-cnt", o.GardenerClusterWorkers, "upstream's name of --gardener-cluster-workers")
 	fs.DurationVar(&o.KubeconfigLifetime, "kubeconfig-expiration-time", o.KubeconfigLifetime, "upstream's name of --kubeconfig-lifetime")

@@ -274,7 +274,7 @@ func managerOptions(metricsAddr string, m *metrics.Metrics) manager.Options {
 	o.MetricsSecure = false
 	o.Policy = testPolicy()
 	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
-	o.CircuitThreshold, o.CircuitCooldown = circuitThreshold, circuitCooldown
+	o.GardenerCircuitThreshold, o.GardenerCircuitCooldown = circuitThreshold, circuitCooldown
 	return o
 }
 

@@ -51,8 +51,8 @@ func baselineOptions(t *testing.T, args ...string) manager.Options {
 func TestUpstreamOverridesTheResilienceSettings(t *testing.T) {
 	o := baselineOptions(t, "--gardener-qps=50", "--gardener-burst=100", "--gardener-circuit-threshold=3",
 		"--retry-initial=1s", "--retry-jitter=0.5", "--retry-attempts=3", "--runtime-recheck-interval=5m")
-	if o.GardenQPS != 5 || o.GardenBurst != 5 || o.CircuitThreshold != 0 {
-		t.Errorf("rate limit %v/%d and circuit threshold %d, want 5/5 and 0 (never opens)", o.GardenQPS, o.GardenBurst, o.CircuitThreshold)
+	if o.GardenerQPS != 5 || o.GardenerBurst != 5 || o.GardenerCircuitThreshold != 0 {
+		t.Errorf("rate limit %v/%d and circuit threshold %d, want 5/5 and 0 (never opens)", o.GardenerQPS, o.GardenerBurst, o.GardenerCircuitThreshold)
 	}
 	p := o.Policy
 	if err := p.Validate(); err != nil {
