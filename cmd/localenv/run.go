@@ -309,7 +309,7 @@ func (e *env) startAlertReceiver() (string, error) {
 // startManager runs the manager in this process with short, demo-friendly retry settings.
 func (e *env) startManager(cp *controlplane.ControlPlane, sim *gardensim.Simulator) error {
 	o := manager.DefaultOptions()
-	o.GardenProject = gardenProject
+	o.GardenerProject = gardenProject
 	o.Policy = retry.Policy{Initial: 2 * time.Second, Factor: 2, Cap: 30 * time.Second, MaxAttempts: 6, MaxDuration: 0, Jitter: 0.5}
 	o.Poll = 5 * time.Second
 	o.ShootCreateDeadline = 5 * time.Minute

@@ -17,9 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -36,7 +34,6 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
-	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
@@ -49,8 +46,9 @@ type Options struct {
 	// Limits are the rate limit, the request timeout and the circuit breaker of every call to
 	// Gardener (package gardenclient).
 	gardenclient.Limits
-	// GardenProject is the Gardener project; shoots live in garden-<project>.
-	GardenProject string
+	// Settings are the landscape's: its converter configuration, or the project and the render
+	// defaults (package landscape).
+	landscape.Settings
 	// MetricsAddr serves the metrics; "0" disables them.
 	MetricsAddr string
 	// MetricsSecure serves the metrics over HTTPS to callers that the API server authenticates
@@ -84,22 +82,6 @@ type Options struct {
 	// of it after which they are rotated.
 	KubeconfigLifetime time.Duration
 	RotateAfter        float64
-	// DefaultKubernetesVersion is used for runtimes that name none.
-	DefaultKubernetesVersion string
-	// DefaultMachineImage and DefaultMachineImageVersion are used for worker pools that name no
-	// image; empty leaves it to Gardener's cloud profile.
-	DefaultMachineImage, DefaultMachineImageVersion string
-	// DefaultOIDC is the operators' OIDC provider, the main provider of runtimes that name none.
-	// Without an issuer URL there is none.
-	DefaultOIDC infrav1.OIDCConfig
-	// ConverterConfig is the landscape's converter configuration file (upstream's
-	// converter_config.json). When set, it supersedes the project and the default-* options.
-	ConverterConfig string
-	// AuditLogMandatory refuses shoots in regions without an audit log tenant.
-	AuditLogMandatory bool
-	// APIServerACLEnabled restricts the API servers of runtimes that ask for it to their networks
-	// plus the addresses of the ACL ConfigMap the converter configuration names.
-	APIServerACLEnabled bool
 	// Namespace is the manager's own namespace, where the ACL ConfigMap lives.
 	Namespace string
 	// GardenerClusterWorkers is the number of concurrent reconciles of the GardenerCluster
@@ -161,7 +143,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Limits:                   gardenclient.DefaultLimits(),
-		GardenProject:            "kyma",
+		Settings:                 landscape.DefaultSettings(),
 		StepTimeout:              2 * time.Minute,
 		MetricsAddr:              ":8443",
 		MetricsSecure:            true,
@@ -177,8 +159,6 @@ func DefaultOptions() Options {
 		PollSpread:               fsm.DefaultPollSpread,
 		KubeconfigLifetime:       24 * time.Hour,
 		RotateAfter:              0.5,
-		DefaultKubernetesVersion: "1.33.4",
-		AuditLogMandatory:        true,
 		Namespace:                namespaceFromEnv(),
 		PprofAddr:                "0",
 		RecheckInterval:          30 * time.Minute,
@@ -204,7 +184,7 @@ func namespaceFromEnv() string {
 // BindFlags registers a flag for every option, with o's values as defaults.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	o.Limits.BindFlags(fs)
-	fs.StringVar(&o.GardenProject, "gardener-project", o.GardenProject, "Gardener project; shoots live in garden-<project>")
+	o.Settings.BindFlags(fs)
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve the metrics over HTTPS to callers allowed to get /metrics; false serves plain HTTP to anyone")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
@@ -235,13 +215,6 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Poll, "poll-interval", o.Poll, "safety poll of waiting steps (watches usually wake them first)")
 	fs.DurationVar(&o.KubeconfigLifetime, "kubeconfig-lifetime", o.KubeconfigLifetime, "expiration requested for admin kubeconfigs")
 	fs.Float64Var(&o.RotateAfter, "kubeconfig-rotate-after", o.RotateAfter, "fraction of the kubeconfig lifetime after which it is rotated")
-	fs.StringVar(&o.DefaultKubernetesVersion, "default-kubernetes-version", o.DefaultKubernetesVersion, "Kubernetes version of runtimes that name none")
-	fs.StringVar(&o.DefaultMachineImage, "default-machine-image", o.DefaultMachineImage, "machine image of worker pools that name none; empty leaves it to the cloud profile")
-	fs.StringVar(&o.DefaultMachineImageVersion, "default-machine-image-version", o.DefaultMachineImageVersion, "version of the default machine image")
-	bindOIDCFlags(fs, &o.DefaultOIDC)
-	fs.StringVar(&o.ConverterConfig, "converter-config-filepath", o.ConverterConfig, "the landscape's converter configuration file; it supersedes --gardener-project and the --default-* flags")
-	fs.BoolVar(&o.AuditLogMandatory, "audit-log-mandatory", o.AuditLogMandatory, "refuse shoots in regions without an audit log tenant (with a converter configuration)")
-	fs.BoolVar(&o.APIServerACLEnabled, "api-server-acl-enabled", o.APIServerACLEnabled, "restrict the API servers of runtimes that ask for it; the rule includes the addresses of the converter configuration's ACL ConfigMap")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "the manager's namespace, which holds the ACL ConfigMap (default: $POD_NAMESPACE, else kcp-system)")
 	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-workers", o.GardenerClusterWorkers, "concurrent reconciles of the GardenerCluster controller; 0 means --workers")
 	fs.DurationVar(&o.GardenerClusterReconcileTimeout, "gardener-ctrl-reconcilation-timeout", o.GardenerClusterReconcileTimeout, "timeout of one reconcile of a GardenerCluster; 0 means controller-runtime's default") //nolint:misspell // Upstream's flag name, spelt as upstream spells it.
@@ -253,59 +226,6 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.ProgressRefresh, "shoot-progress-refresh", o.ProgressRefresh, "how long status.shootLastOperation may lag behind the progress a shoot reports; "+
 		"changes of the operation's state wake the Runtime at once")
 	bindUpstreamFlags(fs, o)
-}
-
-// bindOIDCFlags registers the default operator OIDC provider's flags.
-func bindOIDCFlags(fs *flag.FlagSet, c *infrav1.OIDCConfig) {
-	str := func(name, usage string, field **string) {
-		fs.Func(name, usage, func(v string) error {
-			*field = &v
-			return nil
-		})
-	}
-	str("default-oidc-issuer-url", "issuer URL of the operators' OIDC provider, the main provider of runtimes that name none", &c.IssuerURL)
-	str("default-oidc-client-id", "client ID of the operators' OIDC provider", &c.ClientID)
-	str("default-oidc-username-claim", "username claim of the operators' OIDC provider (default sub)", &c.UsernameClaim)
-	str("default-oidc-username-prefix", "username prefix of the operators' OIDC provider; - for none", &c.UsernamePrefix)
-	str("default-oidc-groups-claim", "groups claim of the operators' OIDC provider", &c.GroupsClaim)
-}
-
-// Landscape reads the converter configuration, when there is one, and checks that it has what
-// the options ask of it; nil without a file. Its errors name the field and the file.
-func (o Options) Landscape() (*landscape.Landscape, error) {
-	if o.ConverterConfig == "" {
-		if o.APIServerACLEnabled {
-			return nil, errors.New("--api-server-acl-enabled needs --converter-config-filepath, which names the ACL ConfigMap")
-		}
-		return nil, nil
-	}
-	l, err := landscape.Load(o.ConverterConfig)
-	if err != nil {
-		return nil, err
-	}
-	if o.APIServerACLEnabled && l.ACLConfigMapName() == "" {
-		return nil, &landscape.Error{Path: o.ConverterConfig, Errs: field.ErrorList{field.Required(
-			field.NewPath("converter", "kubernetes", "kubeApiServer", "acl", "configMapName"), "--api-server-acl-enabled needs the ACL ConfigMap")}}
-	}
-	return l, nil
-}
-
-// RenderOptions returns the render options: the landscape's when it is loaded, else the
-// defaults of the flags. The namespace is the Gardener project's.
-func (o Options) RenderOptions(l *landscape.Landscape) gardener.RenderOptions {
-	if l != nil {
-		return l.RenderOptions(landscape.Options{AuditLogMandatory: o.AuditLogMandatory})
-	}
-	c := gardener.RenderOptions{
-		Namespace:                  "garden-" + o.GardenProject,
-		DefaultKubernetesVersion:   o.DefaultKubernetesVersion,
-		DefaultMachineImage:        o.DefaultMachineImage,
-		DefaultMachineImageVersion: o.DefaultMachineImageVersion,
-	}
-	if o.DefaultOIDC.IssuerURL != nil && *o.DefaultOIDC.IssuerURL != "" {
-		c.DefaultOIDC = o.DefaultOIDC.DeepCopy()
-	}
-	return c
 }
 
 // addMetricsAndChecks registers upstream's metrics, but in a shadow, and the health checks.
@@ -372,14 +292,6 @@ func (o Options) engineObservers() []fsm.Option {
 		fsm.WithObjectMetrics(nil, nil)}
 }
 
-// aclConfigMap locates the ACL ConfigMap; empty when ACLs are off.
-func (o Options) aclConfigMap(l *landscape.Landscape) types.NamespacedName {
-	if !o.APIServerACLEnabled || l == nil {
-		return types.NamespacedName{}
-	}
-	return types.NamespacedName{Namespace: o.Namespace, Name: l.ACLConfigMapName()}
-}
-
 // NewScheme returns the scheme of every type the manager reads or writes.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
@@ -436,7 +348,7 @@ func (o Options) prepared() (Options, *landscape.Landscape, error) {
 		return o, nil, err
 	}
 	if l != nil {
-		o.GardenProject = l.Config.Converter.Gardener.ProjectName
+		o.GardenerProject = l.Config.Converter.Gardener.ProjectName
 	}
 	if o.Metrics == nil {
 		if o.Metrics, err = metrics.New(ctrlmetrics.Registry); err != nil {
@@ -525,7 +437,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 		GardenNamespace:     ns,
 		Namespace:           o.Namespace,
 		Render:              renderOpts,
-		ACLConfigMap:        o.aclConfigMap(l),
+		ACLConfigMap:        o.ACLConfigMap(l, o.Namespace),
 		Policy:              o.Policy,
 		ShootCreateDeadline: o.ShootCreateDeadline,
 		ShootDeleteDeadline: o.ShootDeleteDeadline,
@@ -563,7 +475,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 // poll of a waiting step and every re-check is then a request to Gardener.
 func (o Options) gardenOptions(scheme *runtime.Scheme, guard func(http.RoundTripper) http.RoundTripper) gardenclient.Options {
 	g := gardenclient.Options{
-		Limits: o.Limits, Namespace: "garden-" + o.GardenProject, Scheme: scheme,
+		Limits: o.Limits, Namespace: "garden-" + o.GardenerProject, Scheme: scheme,
 		Requests: o.Metrics.GardenerRequests, Circuit: o.Metrics.GardenerCircuit, Guard: guard,
 	}
 	if o.UnwatchedShoots {

@@ -100,7 +100,7 @@ func TestNewRefusesABadLandscape(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := DefaultOptions()
-			o.ConverterConfig, o.APIServerACLEnabled = tt.config, tt.acl
+			o.ConverterConfigFilepath, o.APIServerACLEnabled = tt.config, tt.acl
 			o.Metrics = freshMetrics(t)
 			_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 			for _, want := range tt.want {
@@ -116,7 +116,7 @@ func TestNewRefusesABadLandscape(t *testing.T) {
 // file, not from the flags.
 func TestRenderOptionsFromLandscape(t *testing.T) {
 	o := DefaultOptions()
-	o.ConverterConfig = filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json")
+	o.ConverterConfigFilepath = filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json")
 	o.DefaultKubernetesVersion = "1.30.5"
 	l, err := o.Landscape()
 	if err != nil {
@@ -151,10 +151,10 @@ func TestUpstreamArguments(t *testing.T) {
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("upstream's arguments: %v", err)
 	}
-	if !o.LeaderElection || o.GardenProject != "kyma-dev" || o.GardenerRequestTimeout != 3*time.Second || o.GardenerQPS != 5 ||
+	if !o.LeaderElection || o.GardenerProject != "kyma-dev" || o.GardenerRequestTimeout != 3*time.Second || o.GardenerQPS != 5 ||
 		o.GardenerBurst != 5 || o.Workers != 25 || o.GardenerClusterWorkers != 10 || o.KubeconfigLifetime != 24*time.Hour ||
 		o.RotateAfter != 0.6 || o.GardenerClusterReconcileTimeout != time.Minute || o.StatusRequeueDelay != time.Second ||
-		!o.AuditLogMandatory || o.APIServerACLEnabled || o.ConverterConfig == "" {
+		!o.AuditLogMandatory || o.APIServerACLEnabled || o.ConverterConfigFilepath == "" {
 		t.Errorf("options = %+v", o)
 	}
 	if err := o.unsupportedFeatures(); err != nil {

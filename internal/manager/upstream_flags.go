@@ -11,7 +11,7 @@ import (
 // meaning. Flags of features this manager does not have are accepted while off; New refuses to
 // start with one switched on, rather than ignoring it.
 func bindUpstreamFlags(fs *flag.FlagSet, o *Options) {
-	fs.StringVar(&o.GardenProject, "gardener-project-name", o.GardenProject, "upstream's name of --gardener-project")
+	fs.StringVar(&o.GardenerProject, "gardener-project-name", o.GardenerProject, "upstream's name of --gardener-project")
 	fs.Func("gardener-ratelimiter-qps", fmt.Sprintf("upstream's name of --gardener-qps (default %v)", o.GardenerQPS), func(v string) error {
 		_, err := fmt.Sscan(v, &o.GardenerQPS)
 		return flagErr("gardener-ratelimiter-qps", err)

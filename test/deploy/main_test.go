@@ -325,7 +325,7 @@ func startManager(ctx context.Context) error {
 		return err
 	}
 	o.MetricsAddr, o.ProbeAddr = r.metricsAddr, r.probeAddr
-	o.ConverterConfig, o.APIServerACLEnabled = converterConfig(), true
+	o.ConverterConfigFilepath, o.APIServerACLEnabled = converterConfig(), true
 	o.SkipNameValidation = true
 	o.Workers, o.GardenerClusterWorkers = 4, 4
 	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: 6, Jitter: 0.5}

@@ -36,7 +36,7 @@ func TestShadowWritesNeedTheShadowReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.MetricsAddr, o.ProbeAddr = addr, "0"
-	o.ConverterConfig, o.APIServerACLEnabled = converterConfig(), true
+	o.ConverterConfigFilepath, o.APIServerACLEnabled = converterConfig(), true
 	o.SkipNameValidation, o.LeaderElection, o.Shadow = true, false, true
 	// Its own metrics: the running manager serves its own on controller-runtime's registry.
 	m, err := metrics.New(prometheus.NewRegistry())

@@ -96,7 +96,7 @@ func run(m *testing.M) int {
 // any region: the test project allows them, as a real landscape configures its project, since
 // Gardener's ShootTolerationRestriction refuses a shoot toleration its project does not allow.
 func landscapeTolerations() ([]gardencorev1beta1.Toleration, error) {
-	l, err := landscape.Load(managerOptions().ConverterConfig)
+	l, err := landscape.Load(managerOptions().ConverterConfigFilepath)
 	if err != nil {
 		return nil, fmt.Errorf("load landscape: %w", err)
 	}
