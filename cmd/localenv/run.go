@@ -310,10 +310,10 @@ func (e *env) startAlertReceiver() (string, error) {
 func (e *env) startManager(cp *controlplane.ControlPlane, sim *gardensim.Simulator) error {
 	o := manager.DefaultOptions()
 	o.GardenerProject = gardenProject
-	o.Policy = retry.Policy{Initial: 2 * time.Second, Factor: 2, Cap: 30 * time.Second, MaxAttempts: 6, MaxDuration: 0, Jitter: 0.5}
-	o.Poll = 5 * time.Second
+	o.Retry = retry.Policy{Initial: 2 * time.Second, Factor: 2, Cap: 30 * time.Second, MaxAttempts: 6, MaxDuration: 0, Jitter: 0.5}
+	o.PollInterval = 5 * time.Second
 	o.ShootCreateDeadline = 5 * time.Minute
-	o.ProbeInterval = 2 * time.Minute
+	o.FailedProbeInterval = 2 * time.Minute
 	// The local Prometheus scrapes plain HTTP on loopback.
 	o.MetricsAddr, o.MetricsSecure = e.s.metricsAddr, false
 	o.ProbeAddr = "0"

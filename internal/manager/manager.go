@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +30,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
@@ -38,11 +38,18 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
-	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
-// Options is the configuration of a manager process.
+// Options is the configuration of a manager process. It embeds the options each part of the
+// manager owns, with their defaults, flags and checks, and holds the process's own. Every field
+// is named after its flag, so a knob has one name, here and in its package.
 type Options struct {
+	// EngineOptions are the knobs both controllers share (package controller).
+	controller.EngineOptions
+	// RuntimeOptions are the Runtime controller's knobs.
+	RuntimeOptions
+	// GardenerClusterOptions are the GardenerCluster controller's knobs.
+	GardenerClusterOptions
 	// Limits are the rate limit, the request timeout and the circuit breaker of every call to
 	// Gardener (package gardenclient).
 	gardenclient.Limits
@@ -64,60 +71,16 @@ type Options struct {
 	// a leader holds as well as its own, so that it never acts beside a replica of upstream's
 	// manager; empty elects with the own lease alone.
 	UpstreamLeaderElectionID string
-	// Workers is the number of concurrent reconciles per controller.
-	Workers int
-	// RuntimeClients bounds the clients of runtime clusters the manager keeps between passes.
-	RuntimeClients int
-	// Policy is the retry policy of every step.
-	Policy retry.Policy
-	// ProbeInterval is how often a Failed object's step is tried again.
-	ProbeInterval time.Duration
-	// ShootCreateDeadline, ShootDeleteDeadline and KubeconfigDeadline bound the waiting steps.
-	ShootCreateDeadline time.Duration
-	ShootDeleteDeadline time.Duration
-	KubeconfigDeadline  time.Duration
-	// Poll is the safety poll of waiting steps; shoot watches usually wake them first.
-	Poll time.Duration
-	// KubeconfigLifetime is the expiration asked for admin kubeconfigs, RotateAfter the fraction
-	// of it after which they are rotated.
-	KubeconfigLifetime time.Duration
-	RotateAfter        float64
 	// Namespace is the manager's own namespace, where the ACL ConfigMap lives.
 	Namespace string
-	// GardenerClusterWorkers is the number of concurrent reconciles of the GardenerCluster
-	// controller; zero means Workers.
-	GardenerClusterWorkers int
-	// GardenerClusterReconcileTimeout bounds one reconcile of a GardenerCluster.
-	GardenerClusterReconcileTimeout time.Duration
-	// StatusRequeueDelay is how soon the next step runs after a step moved on.
-	StatusRequeueDelay time.Duration
-	// StepTimeout bounds one run of a step.
-	StepTimeout time.Duration
 	// SkipNameValidation allows several managers in one process (tests, the local environment).
 	SkipNameValidation bool
 	// PprofAddr serves net/http/pprof under /debug/pprof/; "0" disables it.
 	PprofAddr string
-	// RecheckInterval is how often a Ready Runtime is checked again from its start step.
-	RecheckInterval time.Duration
-	// ProgressRefresh is how long a Runtime may lag behind its shoot's progress reports.
-	ProgressRefresh time.Duration
 	// ShutdownTimeout is how long the manager's runnables get to stop once it is told to stop
 	// (controller-runtime's GracefulShutdownTimeout); cmd/manager exits a little later even when
 	// they have not, so that a manager that cannot reach its API server still ends on SIGTERM.
 	ShutdownTimeout time.Duration
-	// PollSpread spreads each poll of a waiting step by up to ±this fraction of its interval
-	// (fsm.WithPollSpread). Waiting runtimes then do not poll in lockstep. Zero polls at
-	// exactly the step's interval.
-	PollSpread float64
-	// Polls, when not nil, says how soon each waiting step of the Runtime controller looks
-	// again, instead of Poll (runtime.Config.Polls). It has no flag: a program that embeds
-	// the manager sets it.
-	Polls func(step string, shoot *gardencorev1beta1.Shoot) time.Duration
-	// UnwatchedShoots leaves the project's shoots unwatched and uncached. A waiting step then
-	// learns of its shoot's progress at its polls only. Shoots and the structured-auth
-	// ConfigMaps are read from Gardener, a request for every read. It saves the memory of
-	// their caches and the watches. It has no flag: a program that embeds the manager sets it.
-	UnwatchedShoots bool
 	// Shadow runs the manager beside another one and writes nothing (package shadow): every
 	// write is a dry run that is recorded, and the transport of every connection refuses any
 	// other. It serves the recorded writes at /shadow/writes beside its metrics, exports none of
@@ -142,31 +105,28 @@ type Options struct {
 // DefaultOptions returns the production defaults.
 func DefaultOptions() Options {
 	return Options{
+		EngineOptions:            controller.DefaultEngineOptions(),
+		RuntimeOptions:           runtimectrl.DefaultOptions(),
+		GardenerClusterOptions:   gardenercluster.DefaultOptions(),
 		Limits:                   gardenclient.DefaultLimits(),
 		Settings:                 landscape.DefaultSettings(),
-		StepTimeout:              2 * time.Minute,
 		MetricsAddr:              ":8443",
 		MetricsSecure:            true,
 		ProbeAddr:                ":8081",
-		Workers:                  25,
-		RuntimeClients:           runtimectrl.DefaultRuntimeClients,
-		Policy:                   retry.DefaultPolicy(),
-		ProbeInterval:            time.Hour,
-		ShootCreateDeadline:      90 * time.Minute,
-		ShootDeleteDeadline:      90 * time.Minute,
-		KubeconfigDeadline:       15 * time.Minute,
-		Poll:                     30 * time.Second,
-		PollSpread:               fsm.DefaultPollSpread,
-		KubeconfigLifetime:       24 * time.Hour,
-		RotateAfter:              0.5,
 		Namespace:                namespaceFromEnv(),
 		PprofAddr:                "0",
-		RecheckInterval:          30 * time.Minute,
-		ProgressRefresh:          runtimectrl.ProgressRefresh,
 		ShutdownTimeout:          DefaultShutdownTimeout,
 		UpstreamLeaderElectionID: UpstreamLeaderElectionID,
 	}
 }
+
+// RuntimeOptions are the Runtime controller's options. Options embeds them under this name:
+// the GardenerCluster controller's are called Options too.
+type RuntimeOptions = runtimectrl.Options
+
+// GardenerClusterOptions are the GardenerCluster controller's options, embedded in Options
+// under this name.
+type GardenerClusterOptions = gardenercluster.Options
 
 // DefaultShutdownTimeout leaves the process, with cmd/manager's margin, within the Pod's
 // terminationGracePeriodSeconds (30 in config/manager).
@@ -181,8 +141,12 @@ func namespaceFromEnv() string {
 	return "kcp-system"
 }
 
-// BindFlags registers a flag for every option, with o's values as defaults.
+// BindFlags registers a flag for every option: the embedded options' through their own
+// BindFlags, then the process's own and upstream's names, with o's values as defaults.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
+	o.EngineOptions.BindFlags(fs)
+	o.RuntimeOptions.BindFlags(fs)
+	o.GardenerClusterOptions.BindFlags(fs)
 	o.Limits.BindFlags(fs)
 	o.Settings.BindFlags(fs)
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
@@ -193,38 +157,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.RecordWrites, "record-writes", o.RecordWrites, "record the writes the manager makes, served at "+shadow.HandlerPath+" as a shadow's are")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease (default: --namespace)")
 	fs.StringVar(&o.UpstreamLeaderElectionID, "upstream-leader-election-id", o.UpstreamLeaderElectionID, "lease of upstream's manager that the leader holds as well as its own, so it never acts beside upstream; empty: the own lease only")
-	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
-	fs.IntVar(&o.RuntimeClients, "runtime-client-cache-size", o.RuntimeClients, "clients of runtime clusters kept between passes, least recently used dropped first")
-	fs.DurationVar(&o.Policy.Initial, "retry-initial", o.Policy.Initial, "delay before the first retry of a failed step")
-	fs.Float64Var(&o.Policy.Factor, "retry-factor", o.Policy.Factor, "growth of the retry delay per attempt")
-	fs.DurationVar(&o.Policy.Cap, "retry-cap", o.Policy.Cap, "longest retry delay")
-	fs.Func("retry-attempts", fmt.Sprintf("attempts before a step is exhausted and the object Failed (default %d)", o.Policy.MaxAttempts), func(v string) error {
-		var n int32
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			return fmt.Errorf("retry-attempts: %w", err)
-		}
-		o.Policy.MaxAttempts = n
-		return nil
-	})
-	fs.DurationVar(&o.Policy.MaxDuration, "retry-max-duration", o.Policy.MaxDuration, "time since the first failure before a step is exhausted; 0 means none")
-	fs.Float64Var(&o.Policy.Jitter, "retry-jitter", o.Policy.Jitter, "fraction of each delay that is random (1 full jitter, 0.5 equal jitter)")
-	fs.DurationVar(&o.ProbeInterval, "failed-probe-interval", o.ProbeInterval, "how often a Failed object's step is tried again")
-	fs.DurationVar(&o.ShootCreateDeadline, "shoot-create-deadline", o.ShootCreateDeadline, "how long a shoot may take to be reconciled")
-	fs.DurationVar(&o.ShootDeleteDeadline, "shoot-delete-deadline", o.ShootDeleteDeadline, "how long a shoot may take to be deleted")
-	fs.DurationVar(&o.KubeconfigDeadline, "kubeconfig-deadline", o.KubeconfigDeadline, "how long the kubeconfig Secret may take to appear")
-	fs.DurationVar(&o.Poll, "poll-interval", o.Poll, "safety poll of waiting steps (watches usually wake them first)")
-	fs.DurationVar(&o.KubeconfigLifetime, "kubeconfig-lifetime", o.KubeconfigLifetime, "expiration requested for admin kubeconfigs")
-	fs.Float64Var(&o.RotateAfter, "kubeconfig-rotate-after", o.RotateAfter, "fraction of the kubeconfig lifetime after which it is rotated")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "the manager's namespace, which holds the ACL ConfigMap (default: $POD_NAMESPACE, else kcp-system)")
-	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-workers", o.GardenerClusterWorkers, "concurrent reconciles of the GardenerCluster controller; 0 means --workers")
-	fs.DurationVar(&o.GardenerClusterReconcileTimeout, "gardener-ctrl-reconcilation-timeout", o.GardenerClusterReconcileTimeout, "timeout of one reconcile of a GardenerCluster; 0 means controller-runtime's default") //nolint:misspell // Upstream's flag name, spelt as upstream spells it.
-	fs.DurationVar(&o.StepTimeout, "step-timeout", o.StepTimeout, "longest run of one step; its calls are cancelled then")
-	fs.DurationVar(&o.StatusRequeueDelay, "status-requeue-delay", o.StatusRequeueDelay, "how soon the next step runs after a step moved on; 0 means at once")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "address of the pprof endpoint (/debug/pprof/); 0 disables it")
-	fs.DurationVar(&o.RecheckInterval, "runtime-recheck-interval", o.RecheckInterval, "how often a Ready Runtime is checked again from its start step (spread by ±10% per Runtime)")
 	fs.DurationVar(&o.ShutdownTimeout, "graceful-shutdown-timeout", o.ShutdownTimeout, "how long the controllers get to stop after SIGTERM; the process exits a few seconds later in any case")
-	fs.DurationVar(&o.ProgressRefresh, "shoot-progress-refresh", o.ProgressRefresh, "how long status.shootLastOperation may lag behind the progress a shoot reports; "+
-		"changes of the operation's state wake the Runtime at once")
 	bindUpstreamFlags(fs, o)
 }
 
@@ -232,7 +167,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
 	// A second manager that shares o.Metrics (tests) keeps the first one's collector.
 	if !o.Shadow {
-		c := newUpstreamMetrics(mgr.GetClient(), o.Metrics.Upstream, o.KubeconfigLifetime, o.RotateAfter)
+		c := newUpstreamMetrics(mgr.GetClient(), o.Metrics.Upstream, o.KubeconfigLifetime, o.KubeconfigRotateAfter)
 		if err := o.Metrics.Register(c); err != nil && !metrics.IsAlreadyRegistered(err) {
 			return fmt.Errorf("register upstream's metrics: %w", err)
 		}
@@ -305,14 +240,11 @@ func NewScheme() (*runtime.Scheme, error) {
 
 // validate refuses options the manager cannot run with, before it connects anywhere.
 func (o Options) validate() error {
-	if err := o.Policy.Validate(); err != nil {
-		return fmt.Errorf("retry policy: %w", err)
+	if err := o.EngineOptions.Validate(); err != nil {
+		return err
 	}
-	if o.RecheckInterval <= 0 {
-		return fmt.Errorf("--runtime-recheck-interval %s must be positive", o.RecheckInterval)
-	}
-	if o.ProgressRefresh <= 0 {
-		return fmt.Errorf("--shoot-progress-refresh %s must be positive", o.ProgressRefresh)
+	if err := o.RuntimeOptions.Validate(); err != nil {
+		return err
 	}
 	if o.ShutdownTimeout <= 0 {
 		return fmt.Errorf("--graceful-shutdown-timeout %s must be positive", o.ShutdownTimeout)
@@ -423,44 +355,30 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	renderOpts := o.RenderOptions(l)
 	ns := renderOpts.Namespace
-	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
-		fsm.WithGate(conn.Breaker), fsm.WithStepTimeout(o.StepTimeout), fsm.WithPollSpread(o.PollSpread)}
+	// The engines' options that are the manager's: the circuit breaker's gate and the observers.
+	engineOpts := append([]fsm.Option{fsm.WithGate(conn.Breaker)}, o.engineObservers()...)
 	cpClient, gardenClient := recorded(rec, mgr, gardenCluster)
-	engineOpts = append(engineOpts, o.engineObservers()...)
-	// The re-check interval is the Runtimes'; the GardenerCluster controller keeps its own.
 	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
-		Client:              cpClient,
-		Garden:              gardenClient,
-		Recorder:            rec,
-		Series:              o.Metrics.Runtimes,
-		Shadow:              o.Shadow,
-		GardenNamespace:     ns,
-		Namespace:           o.Namespace,
-		Render:              renderOpts,
-		ACLConfigMap:        o.ACLConfigMap(l, o.Namespace),
-		Policy:              o.Policy,
-		ShootCreateDeadline: o.ShootCreateDeadline,
-		ShootDeleteDeadline: o.ShootDeleteDeadline,
-		KubeconfigDeadline:  o.KubeconfigDeadline,
-		Poll:                o.Poll,
-		Polls:               o.Polls,
-		UnwatchedShoots:     o.UnwatchedShoots,
-		ProgressRefresh:     o.ProgressRefresh,
-		RuntimeClients:      o.RuntimeClients,
-		SeedListTTL:         runtimectrl.DefaultSeedListTTL,
-	}, o.Workers, slices.Concat(engineOpts, []fsm.Option{fsm.WithResync(o.RecheckInterval)})...)
+		Options:         o.RuntimeOptions,
+		EngineOptions:   o.EngineOptions,
+		Client:          cpClient,
+		Garden:          gardenClient,
+		Recorder:        rec,
+		Series:          o.Metrics.Runtimes,
+		Shadow:          o.Shadow,
+		GardenNamespace: ns,
+		Namespace:       o.Namespace,
+		Render:          renderOpts,
+		ACLConfigMap:    o.ACLConfigMap(l, o.Namespace),
+	}, engineOpts...)
 	if err != nil {
 		return nil, err
 	}
-	gcWorkers := o.GardenerClusterWorkers
-	if gcWorkers == 0 {
-		gcWorkers = o.Workers
-	}
 	err = gardenercluster.Setup(mgr, gardenercluster.Config{
+		Options: o.GardenerClusterOptions, EngineOptions: o.EngineOptions,
 		Client: cpClient, Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenClient, Namespace: ns}, Recorder: rec,
-		Lifetime: o.KubeconfigLifetime, RotateAfter: o.RotateAfter, Policy: o.Policy,
-		ReconcileTimeout: o.GardenerClusterReconcileTimeout, Expiration: o.Metrics.KubeconfigExpiration,
-	}, gcWorkers, engineOpts...)
+		Expiration: o.Metrics.KubeconfigExpiration,
+	}, engineOpts...)
 	if err != nil {
 		return nil, err
 	}

@@ -153,7 +153,7 @@ func TestUpstreamArguments(t *testing.T) {
 	}
 	if !o.LeaderElection || o.GardenerProject != "kyma-dev" || o.GardenerRequestTimeout != 3*time.Second || o.GardenerQPS != 5 ||
 		o.GardenerBurst != 5 || o.Workers != 25 || o.GardenerClusterWorkers != 10 || o.KubeconfigLifetime != 24*time.Hour ||
-		o.RotateAfter != 0.6 || o.GardenerClusterReconcileTimeout != time.Minute || o.StatusRequeueDelay != time.Second ||
+		o.KubeconfigRotateAfter != 0.6 || o.GardenerCtrlReconciliationTimeout != time.Minute || o.StatusRequeueDelay != time.Second ||
 		!o.AuditLogMandatory || o.APIServerACLEnabled || o.ConverterConfigFilepath == "" {
 		t.Errorf("options = %+v", o)
 	}
@@ -191,8 +191,8 @@ func TestManagerFlagsOfTheResilienceSettings(t *testing.T) {
 // the fsm's 30m re-check. The shipped binary has no flag of the benchmark's baseline.
 func TestBenchmarkFlags(t *testing.T) {
 	o := DefaultOptions()
-	if o.PprofAddr != "0" || o.RecheckInterval != 30*time.Minute {
-		t.Errorf("defaults: pprof %q, re-check %s; want 0, 30m", o.PprofAddr, o.RecheckInterval)
+	if o.PprofAddr != "0" || o.RuntimeRecheckInterval != 30*time.Minute {
+		t.Errorf("defaults: pprof %q, re-check %s; want 0, 30m", o.PprofAddr, o.RuntimeRecheckInterval)
 	}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -200,8 +200,8 @@ func TestBenchmarkFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--pprof-bind-address=127.0.0.1:6060", "--runtime-recheck-interval=5m"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.PprofAddr != "127.0.0.1:6060" || o.RecheckInterval != 5*time.Minute {
-		t.Errorf("parsed pprof %q, re-check %s", o.PprofAddr, o.RecheckInterval)
+	if o.PprofAddr != "127.0.0.1:6060" || o.RuntimeRecheckInterval != 5*time.Minute {
+		t.Errorf("parsed pprof %q, re-check %s", o.PprofAddr, o.RuntimeRecheckInterval)
 	}
 	if f := fs.Lookup("emulate-upstream-requeues"); f != nil {
 		t.Errorf("the manager has the baseline's flag --%s", f.Name)
@@ -246,8 +246,8 @@ func uncached(objs []client.Object, obj client.Object) bool {
 // never be checked again, or constantly, and likewise for a Runtime's shoot progress.
 func TestNewRefusesNonPositiveIntervals(t *testing.T) {
 	intervals := map[string]func(*Options, time.Duration){
-		"--runtime-recheck-interval": func(o *Options, d time.Duration) { o.RecheckInterval = d },
-		"--shoot-progress-refresh":   func(o *Options, d time.Duration) { o.ProgressRefresh = d },
+		"--runtime-recheck-interval": func(o *Options, d time.Duration) { o.RuntimeRecheckInterval = d },
+		"--shoot-progress-refresh":   func(o *Options, d time.Duration) { o.ShootProgressRefresh = d },
 		// A manager with no time to stop would be cut off in the middle of every shutdown.
 		"--graceful-shutdown-timeout": func(o *Options, d time.Duration) { o.ShutdownTimeout = d },
 	}
@@ -284,8 +284,8 @@ func TestNewRefusesABadUpstreamLease(t *testing.T) {
 // TestShootProgressRefresh checks --shoot-progress-refresh: 30s unless set.
 func TestShootProgressRefresh(t *testing.T) {
 	o := DefaultOptions()
-	if o.ProgressRefresh != 30*time.Second {
-		t.Errorf("default progress refresh %s, want 30s", o.ProgressRefresh)
+	if o.ShootProgressRefresh != 30*time.Second {
+		t.Errorf("default progress refresh %s, want 30s", o.ShootProgressRefresh)
 	}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -293,8 +293,8 @@ func TestShootProgressRefresh(t *testing.T) {
 	if err := fs.Parse([]string{"--shoot-progress-refresh=1m"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.ProgressRefresh != time.Minute {
-		t.Errorf("parsed progress refresh %s, want 1m", o.ProgressRefresh)
+	if o.ShootProgressRefresh != time.Minute {
+		t.Errorf("parsed progress refresh %s, want 1m", o.ShootProgressRefresh)
 	}
 }
 

@@ -20,7 +20,7 @@ func bindUpstreamFlags(fs *flag.FlagSet, o *Options) {
 	fs.IntVar(&o.Workers, "runtime-ctrl-workers-cnt", o.Workers, "upstream's name of --workers: concurrent reconciles of the Runtime controller")
 	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-ctrl-workers-cnt", o.GardenerClusterWorkers, "upstream's name of --gardener-cluster-workers")
 	fs.DurationVar(&o.KubeconfigLifetime, "kubeconfig-expiration-time", o.KubeconfigLifetime, "upstream's name of --kubeconfig-lifetime")
-	fs.Float64Var(&o.RotateAfter, "minimal-rotation-time", o.RotateAfter, "upstream's name of --kubeconfig-rotate-after")
+	fs.Float64Var(&o.KubeconfigRotateAfter, "minimal-rotation-time", o.KubeconfigRotateAfter, "upstream's name of --kubeconfig-rotate-after")
 	for _, f := range upstreamFeatures {
 		fs.BoolVar(o.feature(f.flag), f.flag, false, fmt.Sprintf("upstream's feature flag; %s is not supported by this manager yet, so it must stay off", f.what))
 	}

@@ -272,8 +272,8 @@ func managerOptions(metricsAddr string, m *metrics.Metrics) manager.Options {
 	o.GardenerProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, metricsAddr, "0", 4, true
 	// The test's Prometheus scrapes plain HTTP (test/deploy checks the shipped HTTPS endpoint).
 	o.MetricsSecure = false
-	o.Policy = testPolicy()
-	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
+	o.Retry = testPolicy()
+	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.PollInterval = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
 	o.GardenerCircuitThreshold, o.GardenerCircuitCooldown = circuitThreshold, circuitCooldown
 	return o
 }

@@ -89,9 +89,9 @@ func main() {
 func upstream(o manager.Options) manager.Options {
 	o.GardenerQPS, o.GardenerBurst = upstreamGardenerQPS, upstreamGardenerBurst
 	o.GardenerCircuitThreshold = 0
-	o.Policy = upstreamPolicy
+	o.Retry = upstreamPolicy
 	o.PollSpread = 0
-	o.Polls = upstreamPolls(o.Poll)
+	o.Polls = upstreamPolls(o.PollInterval)
 	o.UnwatchedShoots = true
 	return o
 }

@@ -54,7 +54,7 @@ func TestUpstreamOverridesTheResilienceSettings(t *testing.T) {
 	if o.GardenerQPS != 5 || o.GardenerBurst != 5 || o.GardenerCircuitThreshold != 0 {
 		t.Errorf("rate limit %v/%d and circuit threshold %d, want 5/5 and 0 (never opens)", o.GardenerQPS, o.GardenerBurst, o.GardenerCircuitThreshold)
 	}
-	p := o.Policy
+	p := o.Retry
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,8 @@ func TestUpstreamOverridesTheResilienceSettings(t *testing.T) {
 	if o.PollSpread != 0 || o.Polls == nil || !o.UnwatchedShoots {
 		t.Errorf("poll spread %v, Polls set %t, unwatched shoots %t; want 0, true, true", o.PollSpread, o.Polls != nil, o.UnwatchedShoots)
 	}
-	if o.RecheckInterval != 5*time.Minute {
-		t.Errorf("re-check %s, want the flag's 5m", o.RecheckInterval)
+	if o.RuntimeRecheckInterval != 5*time.Minute {
+		t.Errorf("re-check %s, want the flag's 5m", o.RuntimeRecheckInterval)
 	}
 }
 
@@ -153,7 +153,7 @@ func TestWaitForShootPollsAsUpstream(t *testing.T) {
 		}}).Build()
 	// A Poll flag of its own tells the steps' polls from the Poll they would use without Polls.
 	o := baselineOptions(t, "--poll-interval=20s")
-	cfg := runtimectrl.Config{Garden: garden, GardenNamespace: gardenNamespace, Polls: o.Polls, Poll: o.Poll}
+	cfg := runtimectrl.Config{Garden: garden, GardenNamespace: gardenNamespace, Options: runtimectrl.Options{Polls: o.Polls, PollInterval: o.PollInterval}}
 	wait := machineStep(t, cfg, runtimectrl.StepWaitForShoot)
 	wait.Next, wait.Deadline = nil, time.Hour
 	clock := clocktesting.NewFakeClock(t0)

@@ -46,7 +46,7 @@ func TestGardenerOutagePausesBudgets(t *testing.T) {
 	opened, before := time.Now(), gardenCalls(t)
 
 	// The whole budget: every attempt at the longest delay.
-	budget := time.Duration(o.Policy.MaxAttempts) * o.Policy.Cap
+	budget := time.Duration(o.Retry.MaxAttempts) * o.Retry.Cap
 	outage := budget + 2*o.GardenerCircuitCooldown
 	// Each runtime's next Gardener call pauses it, or its GardenerCluster when the shoot was
 	// created before the outage and the admin kubeconfig is what it needs next.
