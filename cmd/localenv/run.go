@@ -315,8 +315,8 @@ func (e *env) startManager(cp *controlplane.ControlPlane, sim *gardensim.Simulat
 	o.ShootCreateDeadline = 5 * time.Minute
 	o.FailedProbeInterval = 2 * time.Minute
 	// The local Prometheus scrapes plain HTTP on loopback.
-	o.MetricsAddr, o.MetricsSecure = e.s.metricsAddr, false
-	o.ProbeAddr = "0"
+	o.MetricsBindAddress, o.MetricsSecure = e.s.metricsAddr, false
+	o.HealthProbeBindAddress = "0"
 	o.SkipNameValidation = true
 	// The manager stops first, before what it talks to.
 	var err error
@@ -327,8 +327,8 @@ func (e *env) startManager(cp *controlplane.ControlPlane, sim *gardensim.Simulat
 		return err
 	}
 	metrics := "off"
-	if o.MetricsAddr != "0" {
-		metrics = "http://" + o.MetricsAddr + "/metrics"
+	if o.MetricsBindAddress != "0" {
+		metrics = "http://" + o.MetricsBindAddress + "/metrics"
 	}
 	e.out.Linef("Manager: running in-process (retry 2s x2 up to 30s, 6 attempts; shoot deadline 5m); log %s/manager.log; metrics %s.",
 		e.s.workDir, metrics)

@@ -2,13 +2,8 @@ package manager
 
 import (
 	"cmp"
-	"errors"
-	"flag"
 	"fmt"
 	"net/http"
-	"os"
-	"strings"
-	"time"
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -16,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -30,7 +24,6 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
-	"github.com/runtime-ops/infrastructure-manager/internal/controller"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
@@ -39,129 +32,6 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
-
-// Options is the configuration of a manager process. It embeds the options each part of the
-// manager owns, with their defaults, flags and checks, and holds the process's own. Every field
-// is named after its flag, so a knob has one name, here and in its package.
-type Options struct {
-	// EngineOptions are the knobs both controllers share (package controller).
-	controller.EngineOptions
-	// RuntimeOptions are the Runtime controller's knobs.
-	RuntimeOptions
-	// GardenerClusterOptions are the GardenerCluster controller's knobs.
-	GardenerClusterOptions
-	// Limits are the rate limit, the request timeout and the circuit breaker of every call to
-	// Gardener (package gardenclient).
-	gardenclient.Limits
-	// Settings are the landscape's: its converter configuration, or the project and the render
-	// defaults (package landscape).
-	landscape.Settings
-	// MetricsAddr serves the metrics; "0" disables them.
-	MetricsAddr string
-	// MetricsSecure serves the metrics over HTTPS to callers that the API server authenticates
-	// and allows to get /metrics; false serves plain HTTP to anyone who reaches the address.
-	MetricsSecure bool
-	// ProbeAddr serves the health probes; "0" disables them.
-	ProbeAddr string
-	// LeaderElection elects one active replica; the lease lives in LeaderElectionNamespace
-	// (default: Namespace).
-	LeaderElection          bool
-	LeaderElectionNamespace string
-	// UpstreamLeaderElectionID is the lease of upstream's manager, in the same namespace, that
-	// a leader holds as well as its own, so that it never acts beside a replica of upstream's
-	// manager; empty elects with the own lease alone.
-	UpstreamLeaderElectionID string
-	// Namespace is the manager's own namespace, where the ACL ConfigMap lives.
-	Namespace string
-	// SkipNameValidation allows several managers in one process (tests, the local environment).
-	SkipNameValidation bool
-	// PprofAddr serves net/http/pprof under /debug/pprof/; "0" disables it.
-	PprofAddr string
-	// ShutdownTimeout is how long the manager's runnables get to stop once it is told to stop
-	// (controller-runtime's GracefulShutdownTimeout); cmd/manager exits a little later even when
-	// they have not, so that a manager that cannot reach its API server still ends on SIGTERM.
-	ShutdownTimeout time.Duration
-	// Shadow runs the manager beside another one and writes nothing (package shadow): every
-	// write is a dry run that is recorded, and the transport of every connection refuses any
-	// other. It serves the recorded writes at /shadow/writes beside its metrics, exports none of
-	// the series alerts read, sends no events and never takes part in a leader election.
-	Shadow bool
-	// RecordWrites records the writes of a manager that is no shadow, kept and served as a
-	// shadow's, so that they can be compared with what a shadow planned.
-	RecordWrites bool
-	// Recorder keeps the writes of Shadow or RecordWrites; New makes one, with its metrics in
-	// Metrics, when it is nil.
-	Recorder *shadow.Recorder
-	// Metrics are the metrics the manager updates. When it is nil, New builds them on
-	// controller-runtime's registry, which the metrics endpoint serves. A registry takes each
-	// metric once: a second manager in the same process needs the first one's Metrics, or its
-	// own on a fresh registry.
-	Metrics *metrics.Metrics
-	// unsupported holds upstream's feature flags for features this manager lacks; New refuses
-	// to start with one on.
-	unsupported map[string]*bool
-}
-
-// DefaultOptions returns the production defaults.
-func DefaultOptions() Options {
-	return Options{
-		EngineOptions:            controller.DefaultEngineOptions(),
-		RuntimeOptions:           runtimectrl.DefaultOptions(),
-		GardenerClusterOptions:   gardenercluster.DefaultOptions(),
-		Limits:                   gardenclient.DefaultLimits(),
-		Settings:                 landscape.DefaultSettings(),
-		MetricsAddr:              ":8443",
-		MetricsSecure:            true,
-		ProbeAddr:                ":8081",
-		Namespace:                namespaceFromEnv(),
-		PprofAddr:                "0",
-		ShutdownTimeout:          DefaultShutdownTimeout,
-		UpstreamLeaderElectionID: UpstreamLeaderElectionID,
-	}
-}
-
-// RuntimeOptions are the Runtime controller's options. Options embeds them under this name:
-// the GardenerCluster controller's are called Options too.
-type RuntimeOptions = runtimectrl.Options
-
-// GardenerClusterOptions are the GardenerCluster controller's options, embedded in Options
-// under this name.
-type GardenerClusterOptions = gardenercluster.Options
-
-// DefaultShutdownTimeout leaves the process, with cmd/manager's margin, within the Pod's
-// terminationGracePeriodSeconds (30 in config/manager).
-const DefaultShutdownTimeout = 20 * time.Second
-
-// namespaceFromEnv is the namespace the Pod runs in, as the Deployment passes it, else
-// kcp-system, where upstream runs.
-func namespaceFromEnv() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	return "kcp-system"
-}
-
-// BindFlags registers a flag for every option: the embedded options' through their own
-// BindFlags, then the process's own and upstream's names, with o's values as defaults.
-func (o *Options) BindFlags(fs *flag.FlagSet) {
-	o.EngineOptions.BindFlags(fs)
-	o.RuntimeOptions.BindFlags(fs)
-	o.GardenerClusterOptions.BindFlags(fs)
-	o.Limits.BindFlags(fs)
-	o.Settings.BindFlags(fs)
-	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
-	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve the metrics over HTTPS to callers allowed to get /metrics; false serves plain HTTP to anyone")
-	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
-	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, for more than one replica")
-	fs.BoolVar(&o.Shadow, "shadow", o.Shadow, "run beside another manager and write nothing: record the writes this one would make, served at "+shadow.HandlerPath+" beside the metrics")
-	fs.BoolVar(&o.RecordWrites, "record-writes", o.RecordWrites, "record the writes the manager makes, served at "+shadow.HandlerPath+" as a shadow's are")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease (default: --namespace)")
-	fs.StringVar(&o.UpstreamLeaderElectionID, "upstream-leader-election-id", o.UpstreamLeaderElectionID, "lease of upstream's manager that the leader holds as well as its own, so it never acts beside upstream; empty: the own lease only")
-	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "the manager's namespace, which holds the ACL ConfigMap (default: $POD_NAMESPACE, else kcp-system)")
-	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "address of the pprof endpoint (/debug/pprof/); 0 disables it")
-	fs.DurationVar(&o.ShutdownTimeout, "graceful-shutdown-timeout", o.ShutdownTimeout, "how long the controllers get to stop after SIGTERM; the process exits a few seconds later in any case")
-	bindUpstreamFlags(fs, o)
-}
 
 // addMetricsAndChecks registers upstream's metrics, but in a shadow, and the health checks.
 func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
@@ -172,7 +42,7 @@ func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
 			return fmt.Errorf("register upstream's metrics: %w", err)
 		}
 	}
-	if o.ProbeAddr == "0" {
+	if o.HealthProbeBindAddress == "0" {
 		return nil
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -238,36 +108,6 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// validate refuses options the manager cannot run with, before it connects anywhere.
-func (o Options) validate() error {
-	if err := o.EngineOptions.Validate(); err != nil {
-		return err
-	}
-	if err := o.RuntimeOptions.Validate(); err != nil {
-		return err
-	}
-	if o.ShutdownTimeout <= 0 {
-		return fmt.Errorf("--graceful-shutdown-timeout %s must be positive", o.ShutdownTimeout)
-	}
-	if o.Shadow && o.LeaderElection {
-		return errors.New("--shadow never leads, since it writes nothing, and takes no lease: drop --leader-elect")
-	}
-	if o.Shadow && o.RecordWrites {
-		return errors.New("--shadow records the writes it would make; --record-writes is for a manager that makes them")
-	}
-	if id := o.UpstreamLeaderElectionID; id != "" {
-		// A name the API server refuses would keep every replica from leading, with nothing
-		// but a log line a retry period.
-		if errs := validation.IsDNS1123Subdomain(id); len(errs) > 0 {
-			return fmt.Errorf("--upstream-leader-election-id %q is no lease name: %s", id, strings.Join(errs, "; "))
-		}
-		if id == LeaderElectionID {
-			return fmt.Errorf("--upstream-leader-election-id %q is this manager's own lease", id)
-		}
-	}
-	return o.unsupportedFeatures()
-}
-
 // prepared returns the options, checked, and the landscape they load. The options take the
 // landscape's project. Their Metrics are built on controller-runtime's registry when they have
 // none.
@@ -304,23 +144,23 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	rec := o.recorder()
 	cfg, gardenGuard := o.guarded(cfg, rec)
 	leaseNamespace := cmp.Or(o.LeaderElectionNamespace, o.Namespace)
-	lock, err := newLeaderLock(cfg, o.LeaderElection, leaseNamespace, o.UpstreamLeaderElectionID)
+	lock, err := newLeaderLock(cfg, o.LeaderElect, leaseNamespace, o.UpstreamLeaderElectionID)
 	if err != nil {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 o.metricsServer(rec),
-		HealthProbeBindAddress:  o.ProbeAddr,
-		PprofBindAddress:        o.PprofAddr,
-		LeaderElection:          o.LeaderElection,
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		PprofBindAddress:        o.PprofBindAddress,
+		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: leaseNamespace,
 		// The joint lease with upstream's manager, unless --upstream-leader-election-id is empty.
 		LeaderElectionResourceLockInterface: lock,
 		// A replica that stops hands the lease over at once instead of letting it expire.
 		LeaderElectionReleaseOnCancel: true,
-		GracefulShutdownTimeout:       ptr.To(o.ShutdownTimeout),
+		GracefulShutdownTimeout:       ptr.To(o.GracefulShutdownTimeout),
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 		// Runtimes, GardenerClusters, the kubeconfig Secrets and the ACL ConfigMap all live in
 		// the manager's namespace: nothing else is cached, nor readable through the cache, and

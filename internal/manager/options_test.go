@@ -151,7 +151,7 @@ func TestUpstreamArguments(t *testing.T) {
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("upstream's arguments: %v", err)
 	}
-	if !o.LeaderElection || o.GardenerProject != "kyma-dev" || o.GardenerRequestTimeout != 3*time.Second || o.GardenerQPS != 5 ||
+	if !o.LeaderElect || o.GardenerProject != "kyma-dev" || o.GardenerRequestTimeout != 3*time.Second || o.GardenerQPS != 5 ||
 		o.GardenerBurst != 5 || o.Workers != 25 || o.GardenerClusterWorkers != 10 || o.KubeconfigLifetime != 24*time.Hour ||
 		o.KubeconfigRotateAfter != 0.6 || o.GardenerCtrlReconciliationTimeout != time.Minute || o.StatusRequeueDelay != time.Second ||
 		!o.AuditLogMandatory || o.APIServerACLEnabled || o.ConverterConfigFilepath == "" {
@@ -191,8 +191,8 @@ func TestManagerFlagsOfTheResilienceSettings(t *testing.T) {
 // the fsm's 30m re-check. The shipped binary has no flag of the benchmark's baseline.
 func TestBenchmarkFlags(t *testing.T) {
 	o := DefaultOptions()
-	if o.PprofAddr != "0" || o.RuntimeRecheckInterval != 30*time.Minute {
-		t.Errorf("defaults: pprof %q, re-check %s; want 0, 30m", o.PprofAddr, o.RuntimeRecheckInterval)
+	if o.PprofBindAddress != "0" || o.RuntimeRecheckInterval != 30*time.Minute {
+		t.Errorf("defaults: pprof %q, re-check %s; want 0, 30m", o.PprofBindAddress, o.RuntimeRecheckInterval)
 	}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -200,8 +200,8 @@ func TestBenchmarkFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--pprof-bind-address=127.0.0.1:6060", "--runtime-recheck-interval=5m"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.PprofAddr != "127.0.0.1:6060" || o.RuntimeRecheckInterval != 5*time.Minute {
-		t.Errorf("parsed pprof %q, re-check %s", o.PprofAddr, o.RuntimeRecheckInterval)
+	if o.PprofBindAddress != "127.0.0.1:6060" || o.RuntimeRecheckInterval != 5*time.Minute {
+		t.Errorf("parsed pprof %q, re-check %s", o.PprofBindAddress, o.RuntimeRecheckInterval)
 	}
 	if f := fs.Lookup("emulate-upstream-requeues"); f != nil {
 		t.Errorf("the manager has the baseline's flag --%s", f.Name)
@@ -249,7 +249,7 @@ func TestNewRefusesNonPositiveIntervals(t *testing.T) {
 		"--runtime-recheck-interval": func(o *Options, d time.Duration) { o.RuntimeRecheckInterval = d },
 		"--shoot-progress-refresh":   func(o *Options, d time.Duration) { o.ShootProgressRefresh = d },
 		// A manager with no time to stop would be cut off in the middle of every shutdown.
-		"--graceful-shutdown-timeout": func(o *Options, d time.Duration) { o.ShutdownTimeout = d },
+		"--graceful-shutdown-timeout": func(o *Options, d time.Duration) { o.GracefulShutdownTimeout = d },
 	}
 	for flagName, set := range intervals {
 		for _, d := range []time.Duration{0, -time.Minute} {
@@ -304,7 +304,7 @@ func TestShootProgressRefresh(t *testing.T) {
 func TestNewBindsThePprofAddress(t *testing.T) {
 	newManager := func(pprof string) error {
 		o := DefaultOptions()
-		o.MetricsAddr, o.ProbeAddr, o.PprofAddr, o.SkipNameValidation = "0", "0", pprof, true
+		o.MetricsBindAddress, o.HealthProbeBindAddress, o.PprofBindAddress, o.SkipNameValidation = "0", "0", pprof, true
 		o.Metrics = freshMetrics(t)
 		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 		return err

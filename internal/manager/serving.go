@@ -20,7 +20,7 @@ import (
 // config/rbac grants that. The writes rec keeps are served beside them, at shadow.HandlerPath,
 // under the same rule for that path.
 func (o Options) metricsServer(rec *shadow.Recorder) metricsserver.Options {
-	s := metricsserver.Options{BindAddress: o.MetricsAddr}
+	s := metricsserver.Options{BindAddress: o.MetricsBindAddress}
 	if o.MetricsSecure {
 		s.SecureServing, s.FilterProvider = true, filters.WithAuthenticationAndAuthorization
 	}

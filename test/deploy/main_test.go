@@ -324,7 +324,7 @@ func startManager(ctx context.Context) error {
 	if r.probeAddr, err = freeAddr(); err != nil {
 		return err
 	}
-	o.MetricsAddr, o.ProbeAddr = r.metricsAddr, r.probeAddr
+	o.MetricsBindAddress, o.HealthProbeBindAddress = r.metricsAddr, r.probeAddr
 	o.ConverterConfigFilepath, o.APIServerACLEnabled = converterConfig(), true
 	o.SkipNameValidation = true
 	o.Workers, o.GardenerClusterWorkers = 4, 4

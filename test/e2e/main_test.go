@@ -269,7 +269,7 @@ func testPolicy() retry.Policy {
 func managerOptions(metricsAddr string, m *metrics.Metrics) manager.Options {
 	o := manager.DefaultOptions()
 	o.Metrics = m
-	o.GardenerProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, metricsAddr, "0", 4, true
+	o.GardenerProject, o.MetricsBindAddress, o.HealthProbeBindAddress, o.Workers, o.SkipNameValidation = project, metricsAddr, "0", 4, true
 	// The test's Prometheus scrapes plain HTTP (test/deploy checks the shipped HTTPS endpoint).
 	o.MetricsSecure = false
 	o.Retry = testPolicy()
