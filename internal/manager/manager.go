@@ -131,7 +131,7 @@ func (o Options) prepared() (Options, *landscape.Landscape, error) {
 }
 
 // New returns a manager, not yet started, with both controllers: cfg reaches the cluster the
-// Runtimes live in, garden the Gardener project.
+// Runtimes live in, garden the Gardener project. It only wires: each part takes its own options.
 func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	o, l, err := o.prepared()
 	if err != nil {
@@ -143,6 +143,26 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	rec := o.recorder()
 	cfg, gardenGuard := o.guarded(cfg, rec)
+	mgr, err := o.newControllerManager(cfg, scheme, rec)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := addGarden(mgr, garden, o.gardenOptions(scheme, gardenGuard))
+	if err != nil {
+		return nil, err
+	}
+	if err := o.setupControllers(mgr, conn, rec, l); err != nil {
+		return nil, err
+	}
+	if err := addMetricsAndChecks(mgr, o); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// newControllerManager returns controller-runtime's manager on cfg, with its lease, caches,
+// metrics and probes.
+func (o Options) newControllerManager(cfg *rest.Config, scheme *runtime.Scheme, rec *shadow.Recorder) (ctrl.Manager, error) {
 	leaseNamespace := cmp.Or(o.LeaderElectionNamespace, o.Namespace)
 	lock, err := newLeaderLock(cfg, o.LeaderElect, leaseNamespace, o.UpstreamLeaderElectionID)
 	if err != nil {
@@ -182,50 +202,45 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the controller manager: %w", err)
 	}
-	conn, err := gardenclient.New(garden, o.gardenOptions(scheme, gardenGuard))
+	return mgr, nil
+}
+
+// addGarden connects to the Gardener project and lets mgr run the connection's cache and
+// circuit prober.
+func addGarden(mgr ctrl.Manager, garden *rest.Config, opts gardenclient.Options) (*gardenclient.Connection, error) {
+	conn, err := gardenclient.New(garden, opts)
 	if err != nil {
 		return nil, err
 	}
-	gardenCluster := conn.Cluster
-	if err := mgr.Add(gardenCluster); err != nil {
+	if err := mgr.Add(conn.Cluster); err != nil {
 		return nil, fmt.Errorf("add garden cluster: %w", err)
 	}
 	if err := mgr.Add(conn.Prober); err != nil {
 		return nil, fmt.Errorf("add circuit prober: %w", err)
 	}
-	renderOpts := o.RenderOptions(l)
-	ns := renderOpts.Namespace
-	// The engines' options that are the manager's: the circuit breaker's gate and the observers.
+	return conn, nil
+}
+
+// setupControllers registers both controllers with mgr. Each builds its engine from its own
+// options and the shared ones; the manager adds the circuit breaker's gate and its observers.
+// The steps write through the clients rec records, when it is not nil.
+func (o Options) setupControllers(mgr ctrl.Manager, conn *gardenclient.Connection, rec *shadow.Recorder, l *landscape.Landscape) error {
+	render := o.RenderOptions(l)
 	engineOpts := append([]fsm.Option{fsm.WithGate(conn.Breaker)}, o.engineObservers()...)
-	cpClient, gardenClient := recorded(rec, mgr, gardenCluster)
-	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
-		Options:         o.RuntimeOptions,
-		EngineOptions:   o.EngineOptions,
-		Client:          cpClient,
-		Garden:          gardenClient,
-		Recorder:        rec,
-		Series:          o.Metrics.Runtimes,
-		Shadow:          o.Shadow,
-		GardenNamespace: ns,
-		Namespace:       o.Namespace,
-		Render:          renderOpts,
-		ACLConfigMap:    o.ACLConfigMap(l, o.Namespace),
+	cpClient, gardenClient := recorded(rec, mgr, conn.Cluster)
+	err := runtimectrl.Setup(mgr, conn.Cluster, runtimectrl.Config{
+		Options: o.RuntimeOptions, EngineOptions: o.EngineOptions,
+		Client: cpClient, Garden: gardenClient, Recorder: rec, Series: o.Metrics.Runtimes, Shadow: o.Shadow,
+		GardenNamespace: render.Namespace, Namespace: o.Namespace, Render: render, ACLConfigMap: o.ACLConfigMap(l, o.Namespace),
 	}, engineOpts...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = gardenercluster.Setup(mgr, gardenercluster.Config{
+	return gardenercluster.Setup(mgr, gardenercluster.Config{
 		Options: o.GardenerClusterOptions, EngineOptions: o.EngineOptions,
-		Client: cpClient, Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenClient, Namespace: ns}, Recorder: rec,
-		Expiration: o.Metrics.KubeconfigExpiration,
+		Client: cpClient, Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenClient, Namespace: render.Namespace},
+		Recorder: rec, Expiration: o.Metrics.KubeconfigExpiration,
 	}, engineOpts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := addMetricsAndChecks(mgr, o); err != nil {
-		return nil, err
-	}
-	return mgr, nil
 }
 
 // gardenOptions are the options of the connection to the Gardener project. With
