@@ -14,7 +14,7 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 )
 
-// metricsServer serves the metrics on MetricsAddr. Secure, it serves HTTPS with a self-signed
+// metricsServer serves the metrics on MetricsBindAddress. Secure, it serves HTTPS with a self-signed
 // certificate and answers only callers whose token the API server accepts (TokenReview) and who
 // may get the path /metrics (SubjectAccessReview): the metrics-reader ClusterRole of
 // config/rbac grants that. The writes rec keeps are served beside them, at shadow.HandlerPath,

@@ -79,7 +79,7 @@ func TestUpstreamOverridesTheResilienceSettings(t *testing.T) {
 
 // TestUpstreamPolls checks upstream's polls by step and shoot: 60s while Gardener creates the
 // shoot (or has not started, or it is not visible), 30s while it reconciles it, 90s while it
-// deletes it, and the Poll flag for other waiting steps.
+// deletes it, and --poll-interval for other waiting steps.
 func TestUpstreamPolls(t *testing.T) {
 	op := func(typ gardencorev1beta1.LastOperationType, state gardencorev1beta1.LastOperationState) *gardencorev1beta1.Shoot {
 		return &gardencorev1beta1.Shoot{Status: gardencorev1beta1.ShootStatus{LastOperation: &gardencorev1beta1.LastOperation{Type: typ, State: state}}}
@@ -151,7 +151,8 @@ func TestWaitForShootPollsAsUpstream(t *testing.T) {
 			}
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
-	// A Poll flag of its own tells the steps' polls from the Poll they would use without Polls.
+	// A --poll-interval of its own tells the steps' polls from the PollInterval they would use
+	// without Polls.
 	o := baselineOptions(t, "--poll-interval=20s")
 	cfg := runtimectrl.Config{Garden: garden, GardenNamespace: gardenNamespace, Options: runtimectrl.Options{Polls: o.Polls, PollInterval: o.PollInterval}}
 	wait := machineStep(t, cfg, runtimectrl.StepWaitForShoot)
