@@ -65,6 +65,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, opts ...fsm.Opt
 		// predecessor's persisted status: steps that move on run in one call, and one status
 		// write records where the Runtime got to.
 		fsm.WithChain(chainSteps, chainFor),
+		// A Ready Runtime is checked again from its start step (--runtime-recheck-interval).
 		fsm.WithResync(cfg.RuntimeRecheckInterval),
 	}, cfg.FSMOptions(), opts)
 	engine, err := fsm.New(NewMachine(cfg), opts...)
