@@ -68,7 +68,7 @@ func (r *root) plan(ctx context.Context, args []string) error {
 	fromShadow := fs.String("from-shadow", "", "a shadow manager's records: a file, or the URL of its "+shadow.HandlerPath)
 	aclPath := fs.String("acl", "", "the landscape's ACL ConfigMap manifest, for runtimes that restrict their API server (with --api-server-acl-enabled)")
 	opts := manager.DefaultOptions()
-	fs.StringVar(&opts.ConverterConfig, "config", "", "the landscape's converter configuration file (the manager's --converter-config-filepath)")
+	fs.StringVar(&opts.ConverterConfigFilepath, "config", "", "the landscape's converter configuration file (the manager's --converter-config-filepath)")
 	opts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("plan: %w", err)

@@ -27,7 +27,7 @@ func render(args []string, stdout, stderr io.Writer) error {
 	file := fs.String("f", "", "the Runtime manifest to render (required)")
 	shootFile := fs.String("shoot", "", "the shoot as Gardener has it, to render an update: versions never go below it and its network layout is kept")
 	opts := manager.DefaultOptions()
-	fs.StringVar(&opts.ConverterConfig, "config", "", "the landscape's converter configuration file (the manager's --converter-config-filepath)")
+	fs.StringVar(&opts.ConverterConfigFilepath, "config", "", "the landscape's converter configuration file (the manager's --converter-config-filepath)")
 	aclPath := fs.String("acl", "", "the landscape's ACL ConfigMap manifest, for runtimes that restrict their API server (with --api-server-acl-enabled)")
 	opts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {

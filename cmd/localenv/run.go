@@ -309,14 +309,14 @@ func (e *env) startAlertReceiver() (string, error) {
 // startManager runs the manager in this process with short, demo-friendly retry settings.
 func (e *env) startManager(cp *controlplane.ControlPlane, sim *gardensim.Simulator) error {
 	o := manager.DefaultOptions()
-	o.GardenProject = gardenProject
-	o.Policy = retry.Policy{Initial: 2 * time.Second, Factor: 2, Cap: 30 * time.Second, MaxAttempts: 6, MaxDuration: 0, Jitter: 0.5}
-	o.Poll = 5 * time.Second
+	o.GardenerProject = gardenProject
+	o.Retry = retry.Policy{Initial: 2 * time.Second, Factor: 2, Cap: 30 * time.Second, MaxAttempts: 6, MaxDuration: 0, Jitter: 0.5}
+	o.PollInterval = 5 * time.Second
 	o.ShootCreateDeadline = 5 * time.Minute
-	o.ProbeInterval = 2 * time.Minute
+	o.FailedProbeInterval = 2 * time.Minute
 	// The local Prometheus scrapes plain HTTP on loopback.
-	o.MetricsAddr, o.MetricsSecure = e.s.metricsAddr, false
-	o.ProbeAddr = "0"
+	o.MetricsBindAddress, o.MetricsSecure = e.s.metricsAddr, false
+	o.HealthProbeBindAddress = "0"
 	o.SkipNameValidation = true
 	// The manager stops first, before what it talks to.
 	var err error
@@ -327,8 +327,8 @@ func (e *env) startManager(cp *controlplane.ControlPlane, sim *gardensim.Simulat
 		return err
 	}
 	metrics := "off"
-	if o.MetricsAddr != "0" {
-		metrics = "http://" + o.MetricsAddr + "/metrics"
+	if o.MetricsBindAddress != "0" {
+		metrics = "http://" + o.MetricsBindAddress + "/metrics"
 	}
 	e.out.Linef("Manager: running in-process (retry 2s x2 up to 30s, 6 attempts; shoot deadline 5m); log %s/manager.log; metrics %s.",
 		e.s.workDir, metrics)

@@ -75,7 +75,7 @@ func run(ctx context.Context, gardenKubeconfig string, opts manager.Options) err
 	}
 	ctrl.Log.Info("starting", "apiServer", cfg.Host, "gardener", garden.Host, "namespace", opts.Namespace)
 	go watchReachability(ctx, ctrl.Log, cfg.Host, probe, reachabilityInterval)
-	return startUntilStopped(ctx, mgr, opts.ShutdownTimeout+shutdownMargin)
+	return startUntilStopped(ctx, mgr, opts.GracefulShutdownTimeout+shutdownMargin)
 }
 
 // loadGardenKubeconfig reads the Gardener project's kubeconfig from path, with its inline

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -22,35 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
-
-// Options configure the connection to the Gardener project.
-type Options struct {
-	// Namespace is the project's namespace, garden-<project>. The cache holds it alone.
-	Namespace string
-	// Scheme holds the types read and written through the connection.
-	Scheme *runtime.Scheme
-	// QPS and Burst are the client-side rate limit. Every call through the connection shares it.
-	QPS   float64
-	Burst int
-	// RequestTimeout bounds each request but watches. Zero means none.
-	RequestTimeout time.Duration
-	// CircuitThreshold consecutive failures open the circuit breaker for CircuitCooldown.
-	// Zero disables the breaker.
-	CircuitThreshold int
-	CircuitCooldown  time.Duration
-	// ReleaseWindow spreads the release of the runtimes an open circuit paused.
-	ReleaseWindow time.Duration
-	// Requests counts the requests that reach Gardener (the metrics package's GardenerRequests).
-	Requests *prometheus.CounterVec
-	// Circuit reports the breaker's state (the metrics package's GardenerCircuit). Nil reports
-	// it nowhere.
-	Circuit prometheus.Gauge
-	// Guard, when not nil, wraps the transport under everything else: a shadow's guard. A
-	// request it refuses reaches neither the breaker nor the request counter.
-	Guard func(http.RoundTripper) http.RoundTripper
-	// Uncached are kinds the client reads from the API server, besides Seeds.
-	Uncached []client.Object
-}
 
 // Connection is the connection to the Gardener project.
 type Connection struct {
@@ -67,17 +36,17 @@ type Connection struct {
 // watches the project's namespace and keeps only what the steps read (Transform).
 func New(garden *rest.Config, o Options) (*Connection, error) {
 	cfg := rest.CopyConfig(garden)
-	WithRequestTimeout(cfg, o.RequestTimeout)
+	WithRequestTimeout(cfg, o.GardenerRequestTimeout)
 	Instrument(cfg, o.Requests)
 	breaker := NewBreaker(BreakerConfig{
-		Threshold: o.CircuitThreshold, Cooldown: o.CircuitCooldown, ReleaseWindow: o.ReleaseWindow,
+		Threshold: o.GardenerCircuitThreshold, Cooldown: o.GardenerCircuitCooldown, ReleaseWindow: o.GardenerReleaseWindow,
 		Gauge: o.Circuit,
 	})
 	breaker.Wrap(cfg)
 	if o.Guard != nil {
 		cfg.Wrap(o.Guard)
 	}
-	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.QPS), o.Burst)
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(float32(o.GardenerQPS), o.GardenerBurst)
 	c, err := cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = o.Scheme
 		co.MapperProvider = RESTMapper
@@ -92,7 +61,7 @@ func New(garden *rest.Config, o Options) (*Connection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("garden cluster: %w", err)
 	}
-	prober, err := newProber(cfg, breaker, o.CircuitCooldown)
+	prober, err := newProber(cfg, breaker, o.GardenerCircuitCooldown)
 	if err != nil {
 		return nil, err
 	}

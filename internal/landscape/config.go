@@ -5,7 +5,8 @@
 // audit logging, maintenance windows, tolerations and the API server access list. The files it
 // names (audit-log tenants, maintenance windows) are read with it. Load validates everything at
 // start-up and names the field and file of every error, so a wrong landscape stops the manager
-// before it writes a single shoot.
+// before it writes a single shoot. Settings (options.go) are the landscape's flags. They name
+// the file; without one, they give the project and the render defaults.
 package landscape
 
 import (

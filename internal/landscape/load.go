@@ -375,15 +375,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// Options says how the manager uses the landscape beyond the file: the feature flags upstream
-// passes on the command line.
-type Options struct {
-	// AuditLogMandatory refuses shoots in regions without an audit log tenant.
-	AuditLogMandatory bool
-	// ACL is the addresses the ACL ConfigMap holds; nil turns API server ACLs off.
-	ACL *gardener.ACL
-}
-
 // RenderOptions returns what the render of a Runtime into a Shoot gets from the landscape.
 func (l *Landscape) RenderOptions(o Options) gardener.RenderOptions {
 	c := l.Config.Converter

@@ -2,14 +2,8 @@ package manager
 
 import (
 	"cmp"
-	"errors"
-	"flag"
 	"fmt"
 	"net/http"
-	"os"
-	"slices"
-	"strings"
-	"time"
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -17,9 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -36,305 +27,22 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
-	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/landscape"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
-	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
-
-// Options is the configuration of a manager process.
-type Options struct {
-	// GardenProject is the Gardener project; shoots live in garden-<project>.
-	GardenProject string
-	// GardenQPS and GardenBurst are the client-side rate limit shared by every Gardener call.
-	GardenQPS   float64
-	GardenBurst int
-	// CircuitThreshold consecutive Gardener failures open the circuit breaker for CircuitCooldown.
-	CircuitThreshold int
-	CircuitCooldown  time.Duration
-	// ReleaseWindow spreads the release of runtimes paused by an open circuit once it closes.
-	ReleaseWindow time.Duration
-	// MetricsAddr serves the metrics; "0" disables them.
-	MetricsAddr string
-	// MetricsSecure serves the metrics over HTTPS to callers that the API server authenticates
-	// and allows to get /metrics; false serves plain HTTP to anyone who reaches the address.
-	MetricsSecure bool
-	// ProbeAddr serves the health probes; "0" disables them.
-	ProbeAddr string
-	// LeaderElection elects one active replica; the lease lives in LeaderElectionNamespace
-	// (default: Namespace).
-	LeaderElection          bool
-	LeaderElectionNamespace string
-	// UpstreamLeaderElectionID is the lease of upstream's manager, in the same namespace, that
-	// a leader holds as well as its own, so that it never acts beside a replica of upstream's
-	// manager; empty elects with the own lease alone.
-	UpstreamLeaderElectionID string
-	// Workers is the number of concurrent reconciles per controller.
-	Workers int
-	// RuntimeClients bounds the clients of runtime clusters the manager keeps between passes.
-	RuntimeClients int
-	// Policy is the retry policy of every step.
-	Policy retry.Policy
-	// ProbeInterval is how often a Failed object's step is tried again.
-	ProbeInterval time.Duration
-	// ShootCreateDeadline, ShootDeleteDeadline and KubeconfigDeadline bound the waiting steps.
-	ShootCreateDeadline time.Duration
-	ShootDeleteDeadline time.Duration
-	KubeconfigDeadline  time.Duration
-	// Poll is the safety poll of waiting steps; shoot watches usually wake them first.
-	Poll time.Duration
-	// KubeconfigLifetime is the expiration asked for admin kubeconfigs, RotateAfter the fraction
-	// of it after which they are rotated.
-	KubeconfigLifetime time.Duration
-	RotateAfter        float64
-	// DefaultKubernetesVersion is used for runtimes that name none.
-	DefaultKubernetesVersion string
-	// DefaultMachineImage and DefaultMachineImageVersion are used for worker pools that name no
-	// image; empty leaves it to Gardener's cloud profile.
-	DefaultMachineImage, DefaultMachineImageVersion string
-	// DefaultOIDC is the operators' OIDC provider, the main provider of runtimes that name none.
-	// Without an issuer URL there is none.
-	DefaultOIDC infrav1.OIDCConfig
-	// ConverterConfig is the landscape's converter configuration file (upstream's
-	// converter_config.json). When set, it supersedes the project and the default-* options.
-	ConverterConfig string
-	// AuditLogMandatory refuses shoots in regions without an audit log tenant.
-	AuditLogMandatory bool
-	// APIServerACLEnabled restricts the API servers of runtimes that ask for it to their networks
-	// plus the addresses of the ACL ConfigMap the converter configuration names.
-	APIServerACLEnabled bool
-	// Namespace is the manager's own namespace, where the ACL ConfigMap lives.
-	Namespace string
-	// GardenerClusterWorkers is the number of concurrent reconciles of the GardenerCluster
-	// controller; zero means Workers.
-	GardenerClusterWorkers int
-	// GardenRequestTimeout bounds each Gardener request but watches; zero means none.
-	GardenRequestTimeout time.Duration
-	// GardenerClusterReconcileTimeout bounds one reconcile of a GardenerCluster.
-	GardenerClusterReconcileTimeout time.Duration
-	// StatusRequeueDelay is how soon the next step runs after a step moved on.
-	StatusRequeueDelay time.Duration
-	// StepTimeout bounds one run of a step.
-	StepTimeout time.Duration
-	// SkipNameValidation allows several managers in one process (tests, the local environment).
-	SkipNameValidation bool
-	// PprofAddr serves net/http/pprof under /debug/pprof/; "0" disables it.
-	PprofAddr string
-	// RecheckInterval is how often a Ready Runtime is checked again from its start step.
-	RecheckInterval time.Duration
-	// ProgressRefresh is how long a Runtime may lag behind its shoot's progress reports.
-	ProgressRefresh time.Duration
-	// ShutdownTimeout is how long the manager's runnables get to stop once it is told to stop
-	// (controller-runtime's GracefulShutdownTimeout); cmd/manager exits a little later even when
-	// they have not, so that a manager that cannot reach its API server still ends on SIGTERM.
-	ShutdownTimeout time.Duration
-	// PollSpread spreads each poll of a waiting step by up to ±this fraction of its interval
-	// (fsm.WithPollSpread). Waiting runtimes then do not poll in lockstep. Zero polls at
-	// exactly the step's interval.
-	PollSpread float64
-	// Polls, when not nil, says how soon each waiting step of the Runtime controller looks
-	// again, instead of Poll (runtime.Config.Polls). It has no flag: a program that embeds
-	// the manager sets it.
-	Polls func(step string, shoot *gardencorev1beta1.Shoot) time.Duration
-	// UnwatchedShoots leaves the project's shoots unwatched and uncached. A waiting step then
-	// learns of its shoot's progress at its polls only. Shoots and the structured-auth
-	// ConfigMaps are read from Gardener, a request for every read. It saves the memory of
-	// their caches and the watches. It has no flag: a program that embeds the manager sets it.
-	UnwatchedShoots bool
-	// Shadow runs the manager beside another one and writes nothing (package shadow): every
-	// write is a dry run that is recorded, and the transport of every connection refuses any
-	// other. It serves the recorded writes at /shadow/writes beside its metrics, exports none of
-	// the series alerts read, sends no events and never takes part in a leader election.
-	Shadow bool
-	// RecordWrites records the writes of a manager that is no shadow, kept and served as a
-	// shadow's, so that they can be compared with what a shadow planned.
-	RecordWrites bool
-	// Recorder keeps the writes of Shadow or RecordWrites; New makes one, with its metrics in
-	// Metrics, when it is nil.
-	Recorder *shadow.Recorder
-	// Metrics are the metrics the manager updates. When it is nil, New builds them on
-	// controller-runtime's registry, which the metrics endpoint serves. A registry takes each
-	// metric once: a second manager in the same process needs the first one's Metrics, or its
-	// own on a fresh registry.
-	Metrics *metrics.Metrics
-	// unsupported holds upstream's feature flags for features this manager lacks; New refuses
-	// to start with one on.
-	unsupported map[string]*bool
-}
-
-// DefaultOptions returns the production defaults.
-func DefaultOptions() Options {
-	return Options{
-		GardenProject:            "kyma",
-		GardenQPS:                20,
-		GardenBurst:              40,
-		CircuitThreshold:         20,
-		CircuitCooldown:          30 * time.Second,
-		ReleaseWindow:            30 * time.Second,
-		GardenRequestTimeout:     3 * time.Second,
-		StepTimeout:              2 * time.Minute,
-		MetricsAddr:              ":8443",
-		MetricsSecure:            true,
-		ProbeAddr:                ":8081",
-		Workers:                  25,
-		RuntimeClients:           runtimectrl.DefaultRuntimeClients,
-		Policy:                   retry.DefaultPolicy(),
-		ProbeInterval:            time.Hour,
-		ShootCreateDeadline:      90 * time.Minute,
-		ShootDeleteDeadline:      90 * time.Minute,
-		KubeconfigDeadline:       15 * time.Minute,
-		Poll:                     30 * time.Second,
-		PollSpread:               fsm.DefaultPollSpread,
-		KubeconfigLifetime:       24 * time.Hour,
-		RotateAfter:              0.5,
-		DefaultKubernetesVersion: "1.33.4",
-		AuditLogMandatory:        true,
-		Namespace:                namespaceFromEnv(),
-		PprofAddr:                "0",
-		RecheckInterval:          30 * time.Minute,
-		ProgressRefresh:          runtimectrl.ProgressRefresh,
-		ShutdownTimeout:          DefaultShutdownTimeout,
-		UpstreamLeaderElectionID: UpstreamLeaderElectionID,
-	}
-}
-
-// DefaultShutdownTimeout leaves the process, with cmd/manager's margin, within the Pod's
-// terminationGracePeriodSeconds (30 in config/manager).
-const DefaultShutdownTimeout = 20 * time.Second
-
-// namespaceFromEnv is the namespace the Pod runs in, as the Deployment passes it, else
-// kcp-system, where upstream runs.
-func namespaceFromEnv() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	return "kcp-system"
-}
-
-// BindFlags registers a flag for every option, with o's values as defaults.
-func (o *Options) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.GardenProject, "gardener-project", o.GardenProject, "Gardener project; shoots live in garden-<project>")
-	fs.Float64Var(&o.GardenQPS, "gardener-qps", o.GardenQPS, "client-side rate limit of all Gardener calls, per second")
-	fs.IntVar(&o.GardenBurst, "gardener-burst", o.GardenBurst, "burst of the Gardener rate limit")
-	fs.IntVar(&o.CircuitThreshold, "gardener-circuit-threshold", o.CircuitThreshold, "consecutive Gardener failures (5xx, no reply) that open the circuit breaker")
-	fs.DurationVar(&o.CircuitCooldown, "gardener-circuit-cooldown", o.CircuitCooldown, "how long an open circuit refuses Gardener calls before one probe")
-	fs.DurationVar(&o.ReleaseWindow, "gardener-release-window", o.ReleaseWindow, "window over which runtimes paused by an open circuit are released once it closes")
-	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
-	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve the metrics over HTTPS to callers allowed to get /metrics; false serves plain HTTP to anyone")
-	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health probes; 0 disables them")
-	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, for more than one replica")
-	fs.BoolVar(&o.Shadow, "shadow", o.Shadow, "run beside another manager and write nothing: record the writes this one would make, served at "+shadow.HandlerPath+" beside the metrics")
-	fs.BoolVar(&o.RecordWrites, "record-writes", o.RecordWrites, "record the writes the manager makes, served at "+shadow.HandlerPath+" as a shadow's are")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease (default: --namespace)")
-	fs.StringVar(&o.UpstreamLeaderElectionID, "upstream-leader-election-id", o.UpstreamLeaderElectionID, "lease of upstream's manager that the leader holds as well as its own, so it never acts beside upstream; empty: the own lease only")
-	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
-	fs.IntVar(&o.RuntimeClients, "runtime-client-cache-size", o.RuntimeClients, "clients of runtime clusters kept between passes, least recently used dropped first")
-	fs.DurationVar(&o.Policy.Initial, "retry-initial", o.Policy.Initial, "delay before the first retry of a failed step")
-	fs.Float64Var(&o.Policy.Factor, "retry-factor", o.Policy.Factor, "growth of the retry delay per attempt")
-	fs.DurationVar(&o.Policy.Cap, "retry-cap", o.Policy.Cap, "longest retry delay")
-	fs.Func("retry-attempts", fmt.Sprintf("attempts before a step is exhausted and the object Failed (default %d)", o.Policy.MaxAttempts), func(v string) error {
-		var n int32
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			return fmt.Errorf("retry-attempts: %w", err)
-		}
-		o.Policy.MaxAttempts = n
-		return nil
-	})
-	fs.DurationVar(&o.Policy.MaxDuration, "retry-max-duration", o.Policy.MaxDuration, "time since the first failure before a step is exhausted; 0 means none")
-	fs.Float64Var(&o.Policy.Jitter, "retry-jitter", o.Policy.Jitter, "fraction of each delay that is random (1 full jitter, 0.5 equal jitter)")
-	fs.DurationVar(&o.ProbeInterval, "failed-probe-interval", o.ProbeInterval, "how often a Failed object's step is tried again")
-	fs.DurationVar(&o.ShootCreateDeadline, "shoot-create-deadline", o.ShootCreateDeadline, "how long a shoot may take to be reconciled")
-	fs.DurationVar(&o.ShootDeleteDeadline, "shoot-delete-deadline", o.ShootDeleteDeadline, "how long a shoot may take to be deleted")
-	fs.DurationVar(&o.KubeconfigDeadline, "kubeconfig-deadline", o.KubeconfigDeadline, "how long the kubeconfig Secret may take to appear")
-	fs.DurationVar(&o.Poll, "poll-interval", o.Poll, "safety poll of waiting steps (watches usually wake them first)")
-	fs.DurationVar(&o.KubeconfigLifetime, "kubeconfig-lifetime", o.KubeconfigLifetime, "expiration requested for admin kubeconfigs")
-	fs.Float64Var(&o.RotateAfter, "kubeconfig-rotate-after", o.RotateAfter, "fraction of the kubeconfig lifetime after which it is rotated")
-	fs.StringVar(&o.DefaultKubernetesVersion, "default-kubernetes-version", o.DefaultKubernetesVersion, "Kubernetes version of runtimes that name none")
-	fs.StringVar(&o.DefaultMachineImage, "default-machine-image", o.DefaultMachineImage, "machine image of worker pools that name none; empty leaves it to the cloud profile")
-	fs.StringVar(&o.DefaultMachineImageVersion, "default-machine-image-version", o.DefaultMachineImageVersion, "version of the default machine image")
-	bindOIDCFlags(fs, &o.DefaultOIDC)
-	fs.StringVar(&o.ConverterConfig, "converter-config-filepath", o.ConverterConfig, "the landscape's converter configuration file; it supersedes --gardener-project and the --default-* flags")
-	fs.BoolVar(&o.AuditLogMandatory, "audit-log-mandatory", o.AuditLogMandatory, "refuse shoots in regions without an audit log tenant (with a converter configuration)")
-	fs.BoolVar(&o.APIServerACLEnabled, "api-server-acl-enabled", o.APIServerACLEnabled, "restrict the API servers of runtimes that ask for it; the rule includes the addresses of the converter configuration's ACL ConfigMap")
-	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "the manager's namespace, which holds the ACL ConfigMap (default: $POD_NAMESPACE, else kcp-system)")
-	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-workers", o.GardenerClusterWorkers, "concurrent reconciles of the GardenerCluster controller; 0 means --workers")
-	fs.DurationVar(&o.GardenRequestTimeout, "gardener-request-timeout", o.GardenRequestTimeout, "timeout of each Gardener request (watches excepted); 0 means none")
-	fs.DurationVar(&o.GardenerClusterReconcileTimeout, "gardener-ctrl-reconcilation-timeout", o.GardenerClusterReconcileTimeout, "timeout of one reconcile of a GardenerCluster; 0 means controller-runtime's default") //nolint:misspell // Upstream's flag name, spelt as upstream spells it.
-	fs.DurationVar(&o.StepTimeout, "step-timeout", o.StepTimeout, "longest run of one step; its calls are cancelled then")
-	fs.DurationVar(&o.StatusRequeueDelay, "status-requeue-delay", o.StatusRequeueDelay, "how soon the next step runs after a step moved on; 0 means at once")
-	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "address of the pprof endpoint (/debug/pprof/); 0 disables it")
-	fs.DurationVar(&o.RecheckInterval, "runtime-recheck-interval", o.RecheckInterval, "how often a Ready Runtime is checked again from its start step (spread by ±10% per Runtime)")
-	fs.DurationVar(&o.ShutdownTimeout, "graceful-shutdown-timeout", o.ShutdownTimeout, "how long the controllers get to stop after SIGTERM; the process exits a few seconds later in any case")
-	fs.DurationVar(&o.ProgressRefresh, "shoot-progress-refresh", o.ProgressRefresh, "how long status.shootLastOperation may lag behind the progress a shoot reports; "+
-		"changes of the operation's state wake the Runtime at once")
-	bindUpstreamFlags(fs, o)
-}
-
-// bindOIDCFlags registers the default operator OIDC provider's flags.
-func bindOIDCFlags(fs *flag.FlagSet, c *infrav1.OIDCConfig) {
-	str := func(name, usage string, field **string) {
-		fs.Func(name, usage, func(v string) error {
-			*field = &v
-			return nil
-		})
-	}
-	str("default-oidc-issuer-url", "issuer URL of the operators' OIDC provider, the main provider of runtimes that name none", &c.IssuerURL)
-	str("default-oidc-client-id", "client ID of the operators' OIDC provider", &c.ClientID)
-	str("default-oidc-username-claim", "username claim of the operators' OIDC provider (default sub)", &c.UsernameClaim)
-	str("default-oidc-username-prefix", "username prefix of the operators' OIDC provider; - for none", &c.UsernamePrefix)
-	str("default-oidc-groups-claim", "groups claim of the operators' OIDC provider", &c.GroupsClaim)
-}
-
-// Landscape reads the converter configuration, when there is one, and checks that it has what
-// the options ask of it; nil without a file. Its errors name the field and the file.
-func (o Options) Landscape() (*landscape.Landscape, error) {
-	if o.ConverterConfig == "" {
-		if o.APIServerACLEnabled {
-			return nil, errors.New("--api-server-acl-enabled needs --converter-config-filepath, which names the ACL ConfigMap")
-		}
-		return nil, nil
-	}
-	l, err := landscape.Load(o.ConverterConfig)
-	if err != nil {
-		return nil, err
-	}
-	if o.APIServerACLEnabled && l.ACLConfigMapName() == "" {
-		return nil, &landscape.Error{Path: o.ConverterConfig, Errs: field.ErrorList{field.Required(
-			field.NewPath("converter", "kubernetes", "kubeApiServer", "acl", "configMapName"), "--api-server-acl-enabled needs the ACL ConfigMap")}}
-	}
-	return l, nil
-}
-
-// RenderOptions returns the render options: the landscape's when it is loaded, else the
-// defaults of the flags. The namespace is the Gardener project's.
-func (o Options) RenderOptions(l *landscape.Landscape) gardener.RenderOptions {
-	if l != nil {
-		return l.RenderOptions(landscape.Options{AuditLogMandatory: o.AuditLogMandatory})
-	}
-	c := gardener.RenderOptions{
-		Namespace:                  "garden-" + o.GardenProject,
-		DefaultKubernetesVersion:   o.DefaultKubernetesVersion,
-		DefaultMachineImage:        o.DefaultMachineImage,
-		DefaultMachineImageVersion: o.DefaultMachineImageVersion,
-	}
-	if o.DefaultOIDC.IssuerURL != nil && *o.DefaultOIDC.IssuerURL != "" {
-		c.DefaultOIDC = o.DefaultOIDC.DeepCopy()
-	}
-	return c
-}
 
 // addMetricsAndChecks registers upstream's metrics, but in a shadow, and the health checks.
 func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
 	// A second manager that shares o.Metrics (tests) keeps the first one's collector.
 	if !o.Shadow {
-		c := newUpstreamMetrics(mgr.GetClient(), o.Metrics.Upstream, o.KubeconfigLifetime, o.RotateAfter)
+		c := newUpstreamMetrics(mgr.GetClient(), o.Metrics.Upstream, o.KubeconfigLifetime, o.KubeconfigRotateAfter)
 		if err := o.Metrics.Register(c); err != nil && !metrics.IsAlreadyRegistered(err) {
 			return fmt.Errorf("register upstream's metrics: %w", err)
 		}
 	}
-	if o.ProbeAddr == "0" {
+	if o.HealthProbeBindAddress == "0" {
 		return nil
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -389,14 +97,6 @@ func (o Options) engineObservers() []fsm.Option {
 		fsm.WithObjectMetrics(nil, nil)}
 }
 
-// aclConfigMap locates the ACL ConfigMap; empty when ACLs are off.
-func (o Options) aclConfigMap(l *landscape.Landscape) types.NamespacedName {
-	if !o.APIServerACLEnabled || l == nil {
-		return types.NamespacedName{}
-	}
-	return types.NamespacedName{Namespace: o.Namespace, Name: l.ACLConfigMapName()}
-}
-
 // NewScheme returns the scheme of every type the manager reads or writes.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
@@ -406,39 +106,6 @@ func NewScheme() (*runtime.Scheme, error) {
 		}
 	}
 	return s, nil
-}
-
-// validate refuses options the manager cannot run with, before it connects anywhere.
-func (o Options) validate() error {
-	if err := o.Policy.Validate(); err != nil {
-		return fmt.Errorf("retry policy: %w", err)
-	}
-	if o.RecheckInterval <= 0 {
-		return fmt.Errorf("--runtime-recheck-interval %s must be positive", o.RecheckInterval)
-	}
-	if o.ProgressRefresh <= 0 {
-		return fmt.Errorf("--shoot-progress-refresh %s must be positive", o.ProgressRefresh)
-	}
-	if o.ShutdownTimeout <= 0 {
-		return fmt.Errorf("--graceful-shutdown-timeout %s must be positive", o.ShutdownTimeout)
-	}
-	if o.Shadow && o.LeaderElection {
-		return errors.New("--shadow never leads, since it writes nothing, and takes no lease: drop --leader-elect")
-	}
-	if o.Shadow && o.RecordWrites {
-		return errors.New("--shadow records the writes it would make; --record-writes is for a manager that makes them")
-	}
-	if id := o.UpstreamLeaderElectionID; id != "" {
-		// A name the API server refuses would keep every replica from leading, with nothing
-		// but a log line a retry period.
-		if errs := validation.IsDNS1123Subdomain(id); len(errs) > 0 {
-			return fmt.Errorf("--upstream-leader-election-id %q is no lease name: %s", id, strings.Join(errs, "; "))
-		}
-		if id == LeaderElectionID {
-			return fmt.Errorf("--upstream-leader-election-id %q is this manager's own lease", id)
-		}
-	}
-	return o.unsupportedFeatures()
 }
 
 // prepared returns the options, checked, and the landscape they load. The options take the
@@ -453,7 +120,7 @@ func (o Options) prepared() (Options, *landscape.Landscape, error) {
 		return o, nil, err
 	}
 	if l != nil {
-		o.GardenProject = l.Config.Converter.Gardener.ProjectName
+		o.GardenerProject = l.Config.Converter.Gardener.ProjectName
 	}
 	if o.Metrics == nil {
 		if o.Metrics, err = metrics.New(ctrlmetrics.Registry); err != nil {
@@ -464,7 +131,7 @@ func (o Options) prepared() (Options, *landscape.Landscape, error) {
 }
 
 // New returns a manager, not yet started, with both controllers: cfg reaches the cluster the
-// Runtimes live in, garden the Gardener project.
+// Runtimes live in, garden the Gardener project. It only wires: each part takes its own options.
 func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	o, l, err := o.prepared()
 	if err != nil {
@@ -476,24 +143,44 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	rec := o.recorder()
 	cfg, gardenGuard := o.guarded(cfg, rec)
+	mgr, err := o.newControllerManager(cfg, scheme, rec)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := addGarden(mgr, garden, o.gardenOptions(scheme, gardenGuard))
+	if err != nil {
+		return nil, err
+	}
+	if err := o.setupControllers(mgr, conn, rec, l); err != nil {
+		return nil, err
+	}
+	if err := addMetricsAndChecks(mgr, o); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// newControllerManager returns controller-runtime's manager on cfg, with its lease, caches,
+// metrics and probes.
+func (o Options) newControllerManager(cfg *rest.Config, scheme *runtime.Scheme, rec *shadow.Recorder) (ctrl.Manager, error) {
 	leaseNamespace := cmp.Or(o.LeaderElectionNamespace, o.Namespace)
-	lock, err := newLeaderLock(cfg, o.LeaderElection, leaseNamespace, o.UpstreamLeaderElectionID)
+	lock, err := newLeaderLock(cfg, o.LeaderElect, leaseNamespace, o.UpstreamLeaderElectionID)
 	if err != nil {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 o.metricsServer(rec),
-		HealthProbeBindAddress:  o.ProbeAddr,
-		PprofBindAddress:        o.PprofAddr,
-		LeaderElection:          o.LeaderElection,
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		PprofBindAddress:        o.PprofBindAddress,
+		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: leaseNamespace,
 		// The joint lease with upstream's manager, unless --upstream-leader-election-id is empty.
 		LeaderElectionResourceLockInterface: lock,
 		// A replica that stops hands the lease over at once instead of letting it expire.
 		LeaderElectionReleaseOnCancel: true,
-		GracefulShutdownTimeout:       ptr.To(o.ShutdownTimeout),
+		GracefulShutdownTimeout:       ptr.To(o.GracefulShutdownTimeout),
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 		// Runtimes, GardenerClusters, the kubeconfig Secrets and the ACL ConfigMap all live in
 		// the manager's namespace: nothing else is cached, nor readable through the cache, and
@@ -515,64 +202,45 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the controller manager: %w", err)
 	}
-	conn, err := gardenclient.New(garden, o.gardenOptions(scheme, gardenGuard))
+	return mgr, nil
+}
+
+// addGarden connects to the Gardener project and lets mgr run the connection's cache and
+// circuit prober.
+func addGarden(mgr ctrl.Manager, garden *rest.Config, opts gardenclient.Options) (*gardenclient.Connection, error) {
+	conn, err := gardenclient.New(garden, opts)
 	if err != nil {
 		return nil, err
 	}
-	gardenCluster := conn.Cluster
-	if err := mgr.Add(gardenCluster); err != nil {
+	if err := mgr.Add(conn.Cluster); err != nil {
 		return nil, fmt.Errorf("add garden cluster: %w", err)
 	}
 	if err := mgr.Add(conn.Prober); err != nil {
 		return nil, fmt.Errorf("add circuit prober: %w", err)
 	}
-	renderOpts := o.RenderOptions(l)
-	ns := renderOpts.Namespace
-	engineOpts := []fsm.Option{fsm.WithProbeInterval(o.ProbeInterval), fsm.WithAdvanceDelay(o.StatusRequeueDelay),
-		fsm.WithGate(conn.Breaker), fsm.WithStepTimeout(o.StepTimeout), fsm.WithPollSpread(o.PollSpread)}
-	cpClient, gardenClient := recorded(rec, mgr, gardenCluster)
-	engineOpts = append(engineOpts, o.engineObservers()...)
-	// The re-check interval is the Runtimes'; the GardenerCluster controller keeps its own.
-	err = runtimectrl.Setup(mgr, gardenCluster, runtimectrl.Config{
-		Client:              cpClient,
-		Garden:              gardenClient,
-		Recorder:            rec,
-		Series:              o.Metrics.Runtimes,
-		Shadow:              o.Shadow,
-		GardenNamespace:     ns,
-		Namespace:           o.Namespace,
-		Render:              renderOpts,
-		ACLConfigMap:        o.aclConfigMap(l),
-		Policy:              o.Policy,
-		ShootCreateDeadline: o.ShootCreateDeadline,
-		ShootDeleteDeadline: o.ShootDeleteDeadline,
-		KubeconfigDeadline:  o.KubeconfigDeadline,
-		Poll:                o.Poll,
-		Polls:               o.Polls,
-		UnwatchedShoots:     o.UnwatchedShoots,
-		ProgressRefresh:     o.ProgressRefresh,
-		RuntimeClients:      o.RuntimeClients,
-		SeedListTTL:         runtimectrl.DefaultSeedListTTL,
-	}, o.Workers, slices.Concat(engineOpts, []fsm.Option{fsm.WithResync(o.RecheckInterval)})...)
+	return conn, nil
+}
+
+// setupControllers registers both controllers with mgr. Each builds its engine from its own
+// options and the shared ones; the manager adds the circuit breaker's gate and its observers.
+// The steps write through the clients rec records, when it is not nil.
+func (o Options) setupControllers(mgr ctrl.Manager, conn *gardenclient.Connection, rec *shadow.Recorder, l *landscape.Landscape) error {
+	render := o.RenderOptions(l)
+	engineOpts := append([]fsm.Option{fsm.WithGate(conn.Breaker)}, o.engineObservers()...)
+	cpClient, gardenClient := recorded(rec, mgr, conn.Cluster)
+	err := runtimectrl.Setup(mgr, conn.Cluster, runtimectrl.Config{
+		Options: o.RuntimeOptions, EngineOptions: o.EngineOptions,
+		Client: cpClient, Garden: gardenClient, Recorder: rec, Series: o.Metrics.Runtimes, Shadow: o.Shadow,
+		GardenNamespace: render.Namespace, Namespace: o.Namespace, Render: render, ACLConfigMap: o.ACLConfigMap(l, o.Namespace),
+	}, engineOpts...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	gcWorkers := o.GardenerClusterWorkers
-	if gcWorkers == 0 {
-		gcWorkers = o.Workers
-	}
-	err = gardenercluster.Setup(mgr, gardenercluster.Config{
-		Client: cpClient, Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenClient, Namespace: ns}, Recorder: rec,
-		Lifetime: o.KubeconfigLifetime, RotateAfter: o.RotateAfter, Policy: o.Policy,
-		ReconcileTimeout: o.GardenerClusterReconcileTimeout, Expiration: o.Metrics.KubeconfigExpiration,
-	}, gcWorkers, engineOpts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := addMetricsAndChecks(mgr, o); err != nil {
-		return nil, err
-	}
-	return mgr, nil
+	return gardenercluster.Setup(mgr, gardenercluster.Config{
+		Options: o.GardenerClusterOptions, EngineOptions: o.EngineOptions,
+		Client: cpClient, Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenClient, Namespace: render.Namespace},
+		Recorder: rec, Expiration: o.Metrics.KubeconfigExpiration,
+	}, engineOpts...)
 }
 
 // gardenOptions are the options of the connection to the Gardener project. With
@@ -580,9 +248,7 @@ func New(cfg, garden *rest.Config, o Options) (ctrl.Manager, error) {
 // poll of a waiting step and every re-check is then a request to Gardener.
 func (o Options) gardenOptions(scheme *runtime.Scheme, guard func(http.RoundTripper) http.RoundTripper) gardenclient.Options {
 	g := gardenclient.Options{
-		Namespace: "garden-" + o.GardenProject, Scheme: scheme,
-		QPS: o.GardenQPS, Burst: o.GardenBurst, RequestTimeout: o.GardenRequestTimeout,
-		CircuitThreshold: o.CircuitThreshold, CircuitCooldown: o.CircuitCooldown, ReleaseWindow: o.ReleaseWindow,
+		Limits: o.Limits, Namespace: "garden-" + o.GardenerProject, Scheme: scheme,
 		Requests: o.Metrics.GardenerRequests, Circuit: o.Metrics.GardenerCircuit, Guard: guard,
 	}
 	if o.UnwatchedShoots {

@@ -100,7 +100,7 @@ func TestNewRefusesABadLandscape(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := DefaultOptions()
-			o.ConverterConfig, o.APIServerACLEnabled = tt.config, tt.acl
+			o.ConverterConfigFilepath, o.APIServerACLEnabled = tt.config, tt.acl
 			o.Metrics = freshMetrics(t)
 			_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 			for _, want := range tt.want {
@@ -116,7 +116,7 @@ func TestNewRefusesABadLandscape(t *testing.T) {
 // file, not from the flags.
 func TestRenderOptionsFromLandscape(t *testing.T) {
 	o := DefaultOptions()
-	o.ConverterConfig = filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json")
+	o.ConverterConfigFilepath = filepath.Join(testenv.FixturesDir(), "landscape", "converter_config.json")
 	o.DefaultKubernetesVersion = "1.30.5"
 	l, err := o.Landscape()
 	if err != nil {
@@ -151,10 +151,10 @@ func TestUpstreamArguments(t *testing.T) {
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("upstream's arguments: %v", err)
 	}
-	if !o.LeaderElection || o.GardenProject != "kyma-dev" || o.GardenRequestTimeout != 3*time.Second || o.GardenQPS != 5 ||
-		o.GardenBurst != 5 || o.Workers != 25 || o.GardenerClusterWorkers != 10 || o.KubeconfigLifetime != 24*time.Hour ||
-		o.RotateAfter != 0.6 || o.GardenerClusterReconcileTimeout != time.Minute || o.StatusRequeueDelay != time.Second ||
-		!o.AuditLogMandatory || o.APIServerACLEnabled || o.ConverterConfig == "" {
+	if !o.LeaderElect || o.GardenerProject != "kyma-dev" || o.GardenerRequestTimeout != 3*time.Second || o.GardenerQPS != 5 ||
+		o.GardenerBurst != 5 || o.Workers != 25 || o.GardenerClusterWorkers != 10 || o.KubeconfigLifetime != 24*time.Hour ||
+		o.KubeconfigRotateAfter != 0.6 || o.GardenerCtrlReconciliationTimeout != time.Minute || o.StatusRequeueDelay != time.Second ||
+		!o.AuditLogMandatory || o.APIServerACLEnabled || o.ConverterConfigFilepath == "" {
 		t.Errorf("options = %+v", o)
 	}
 	if err := o.unsupportedFeatures(); err != nil {
@@ -174,16 +174,16 @@ func TestUpstreamArguments(t *testing.T) {
 // timeout, the lease namespace and the default Gardener request timeout (upstream's 3s).
 func TestManagerFlagsOfTheResilienceSettings(t *testing.T) {
 	o := DefaultOptions()
-	if o.GardenRequestTimeout != 3*time.Second {
-		t.Errorf("default Gardener request timeout %s, want upstream's 3s", o.GardenRequestTimeout)
+	if o.GardenerRequestTimeout != 3*time.Second {
+		t.Errorf("default Gardener request timeout %s, want upstream's 3s", o.GardenerRequestTimeout)
 	}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	o.BindFlags(fs)
 	if err := fs.Parse([]string{"--gardener-release-window=45s", "--step-timeout=90s", "--leader-election-namespace=leases"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.ReleaseWindow != 45*time.Second || o.StepTimeout != 90*time.Second || o.LeaderElectionNamespace != "leases" {
-		t.Errorf("parsed %s, %s, %q", o.ReleaseWindow, o.StepTimeout, o.LeaderElectionNamespace)
+	if o.GardenerReleaseWindow != 45*time.Second || o.StepTimeout != 90*time.Second || o.LeaderElectionNamespace != "leases" {
+		t.Errorf("parsed %s, %s, %q", o.GardenerReleaseWindow, o.StepTimeout, o.LeaderElectionNamespace)
 	}
 }
 
@@ -191,8 +191,8 @@ func TestManagerFlagsOfTheResilienceSettings(t *testing.T) {
 // the fsm's 30m re-check. The shipped binary has no flag of the benchmark's baseline.
 func TestBenchmarkFlags(t *testing.T) {
 	o := DefaultOptions()
-	if o.PprofAddr != "0" || o.RecheckInterval != 30*time.Minute {
-		t.Errorf("defaults: pprof %q, re-check %s; want 0, 30m", o.PprofAddr, o.RecheckInterval)
+	if o.PprofBindAddress != "0" || o.RuntimeRecheckInterval != 30*time.Minute {
+		t.Errorf("defaults: pprof %q, re-check %s; want 0, 30m", o.PprofBindAddress, o.RuntimeRecheckInterval)
 	}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -200,8 +200,8 @@ func TestBenchmarkFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--pprof-bind-address=127.0.0.1:6060", "--runtime-recheck-interval=5m"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.PprofAddr != "127.0.0.1:6060" || o.RecheckInterval != 5*time.Minute {
-		t.Errorf("parsed pprof %q, re-check %s", o.PprofAddr, o.RecheckInterval)
+	if o.PprofBindAddress != "127.0.0.1:6060" || o.RuntimeRecheckInterval != 5*time.Minute {
+		t.Errorf("parsed pprof %q, re-check %s", o.PprofBindAddress, o.RuntimeRecheckInterval)
 	}
 	if f := fs.Lookup("emulate-upstream-requeues"); f != nil {
 		t.Errorf("the manager has the baseline's flag --%s", f.Name)
@@ -246,10 +246,10 @@ func uncached(objs []client.Object, obj client.Object) bool {
 // never be checked again, or constantly, and likewise for a Runtime's shoot progress.
 func TestNewRefusesNonPositiveIntervals(t *testing.T) {
 	intervals := map[string]func(*Options, time.Duration){
-		"--runtime-recheck-interval": func(o *Options, d time.Duration) { o.RecheckInterval = d },
-		"--shoot-progress-refresh":   func(o *Options, d time.Duration) { o.ProgressRefresh = d },
+		"--runtime-recheck-interval": func(o *Options, d time.Duration) { o.RuntimeRecheckInterval = d },
+		"--shoot-progress-refresh":   func(o *Options, d time.Duration) { o.ShootProgressRefresh = d },
 		// A manager with no time to stop would be cut off in the middle of every shutdown.
-		"--graceful-shutdown-timeout": func(o *Options, d time.Duration) { o.ShutdownTimeout = d },
+		"--graceful-shutdown-timeout": func(o *Options, d time.Duration) { o.GracefulShutdownTimeout = d },
 	}
 	for flagName, set := range intervals {
 		for _, d := range []time.Duration{0, -time.Minute} {
@@ -284,8 +284,8 @@ func TestNewRefusesABadUpstreamLease(t *testing.T) {
 // TestShootProgressRefresh checks --shoot-progress-refresh: 30s unless set.
 func TestShootProgressRefresh(t *testing.T) {
 	o := DefaultOptions()
-	if o.ProgressRefresh != 30*time.Second {
-		t.Errorf("default progress refresh %s, want 30s", o.ProgressRefresh)
+	if o.ShootProgressRefresh != 30*time.Second {
+		t.Errorf("default progress refresh %s, want 30s", o.ShootProgressRefresh)
 	}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -293,8 +293,8 @@ func TestShootProgressRefresh(t *testing.T) {
 	if err := fs.Parse([]string{"--shoot-progress-refresh=1m"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.ProgressRefresh != time.Minute {
-		t.Errorf("parsed progress refresh %s, want 1m", o.ProgressRefresh)
+	if o.ShootProgressRefresh != time.Minute {
+		t.Errorf("parsed progress refresh %s, want 1m", o.ShootProgressRefresh)
 	}
 }
 
@@ -304,7 +304,7 @@ func TestShootProgressRefresh(t *testing.T) {
 func TestNewBindsThePprofAddress(t *testing.T) {
 	newManager := func(pprof string) error {
 		o := DefaultOptions()
-		o.MetricsAddr, o.ProbeAddr, o.PprofAddr, o.SkipNameValidation = "0", "0", pprof, true
+		o.MetricsBindAddress, o.HealthProbeBindAddress, o.PprofBindAddress, o.SkipNameValidation = "0", "0", pprof, true
 		o.Metrics = freshMetrics(t)
 		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, &rest.Config{Host: "https://127.0.0.1:1"}, o)
 		return err

@@ -14,13 +14,13 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 )
 
-// metricsServer serves the metrics on MetricsAddr. Secure, it serves HTTPS with a self-signed
+// metricsServer serves the metrics on MetricsBindAddress. Secure, it serves HTTPS with a self-signed
 // certificate and answers only callers whose token the API server accepts (TokenReview) and who
 // may get the path /metrics (SubjectAccessReview): the metrics-reader ClusterRole of
 // config/rbac grants that. The writes rec keeps are served beside them, at shadow.HandlerPath,
 // under the same rule for that path.
 func (o Options) metricsServer(rec *shadow.Recorder) metricsserver.Options {
-	s := metricsserver.Options{BindAddress: o.MetricsAddr}
+	s := metricsserver.Options{BindAddress: o.MetricsBindAddress}
 	if o.MetricsSecure {
 		s.SecureServing, s.FilterProvider = true, filters.WithAuthenticationAndAuthorization
 	}

@@ -11,16 +11,16 @@ import (
 // meaning. Flags of features this manager does not have are accepted while off; New refuses to
 // start with one switched on, rather than ignoring it.
 func bindUpstreamFlags(fs *flag.FlagSet, o *Options) {
-	fs.StringVar(&o.GardenProject, "gardener-project-name", o.GardenProject, "upstream's name of --gardener-project")
-	fs.Func("gardener-ratelimiter-qps", fmt.Sprintf("upstream's name of --gardener-qps (default %v)", o.GardenQPS), func(v string) error {
-		_, err := fmt.Sscan(v, &o.GardenQPS)
+	fs.StringVar(&o.GardenerProject, "gardener-project-name", o.GardenerProject, "upstream's name of --gardener-project")
+	fs.Func("gardener-ratelimiter-qps", fmt.Sprintf("upstream's name of --gardener-qps (default %v)", o.GardenerQPS), func(v string) error {
+		_, err := fmt.Sscan(v, &o.GardenerQPS)
 		return flagErr("gardener-ratelimiter-qps", err)
 	})
-	fs.IntVar(&o.GardenBurst, "gardener-ratelimiter-burst", o.GardenBurst, "upstream's name of --gardener-burst")
+	fs.IntVar(&o.GardenerBurst, "gardener-ratelimiter-burst", o.GardenerBurst, "upstream's name of --gardener-burst")
 	fs.IntVar(&o.Workers, "runtime-ctrl-workers-cnt", o.Workers, "upstream's name of --workers: concurrent reconciles of the Runtime controller")
 	fs.IntVar(&o.GardenerClusterWorkers, "gardener-cluster-ctrl-workers-cnt", o.GardenerClusterWorkers, "upstream's name of --gardener-cluster-workers")
 	fs.DurationVar(&o.KubeconfigLifetime, "kubeconfig-expiration-time", o.KubeconfigLifetime, "upstream's name of --kubeconfig-lifetime")
-	fs.Float64Var(&o.RotateAfter, "minimal-rotation-time", o.RotateAfter, "upstream's name of --kubeconfig-rotate-after")
+	fs.Float64Var(&o.KubeconfigRotateAfter, "minimal-rotation-time", o.KubeconfigRotateAfter, "upstream's name of --kubeconfig-rotate-after")
 	for _, f := range upstreamFeatures {
 		fs.BoolVar(o.feature(f.flag), f.flag, false, fmt.Sprintf("upstream's feature flag; %s is not supported by this manager yet, so it must stay off", f.what))
 	}

@@ -79,7 +79,7 @@ func RunManager(ctx context.Context, o ManagerOptions) (*Manager, error) {
 		m.err = mgr.Start(mctx)
 	}()
 	if o.WaitForMetrics {
-		if err := m.waitForMetrics(ctx, o.Options.MetricsAddr); err != nil {
+		if err := m.waitForMetrics(ctx, o.Options.MetricsBindAddress); err != nil {
 			return m, err
 		}
 	}

@@ -172,11 +172,11 @@ func TestDeploymentHardening(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ptr.Deref(d.Spec.Replicas, 1) != 2 || !o.LeaderElection {
-		t.Errorf("replicas %d, leader election %v; want 2 replicas that elect a leader", ptr.Deref(d.Spec.Replicas, 1), o.LeaderElection)
+	if ptr.Deref(d.Spec.Replicas, 1) != 2 || !o.LeaderElect {
+		t.Errorf("replicas %d, leader election %v; want 2 replicas that elect a leader", ptr.Deref(d.Spec.Replicas, 1), o.LeaderElect)
 	}
-	if !o.MetricsSecure || o.MetricsAddr == "0" {
-		t.Errorf("metrics on %q, secure %v; want them served over HTTPS", o.MetricsAddr, o.MetricsSecure)
+	if !o.MetricsSecure || o.MetricsBindAddress == "0" {
+		t.Errorf("metrics on %q, secure %v; want them served over HTTPS", o.MetricsBindAddress, o.MetricsSecure)
 	}
 	if sc := c.SecurityContext; sc == nil || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) {
 		t.Errorf("container security context %+v, want a read-only root filesystem", sc)
@@ -189,7 +189,7 @@ func TestDeploymentHardening(t *testing.T) {
 			t.Errorf("no %s limit", r)
 		}
 	}
-	probePort := portOf(t, o.ProbeAddr)
+	probePort := portOf(t, o.HealthProbeBindAddress)
 	for _, p := range []struct {
 		probe *corev1.Probe
 		path  string
@@ -247,8 +247,8 @@ func TestServiceMonitorScrapesTheManager(t *testing.T) {
 	if port < 0 {
 		t.Fatalf("the ServiceMonitor scrapes port %q, which Service %s does not have", ep.Port, svc.Name)
 	}
-	if got := containerPort(t, installed.container, svc.Spec.Ports[port].TargetPort.String()); got != portOf(t, o.MetricsAddr) {
-		t.Errorf("Service %s sends port %s to container port %d, want the metrics port %s", svc.Name, ep.Port, got, o.MetricsAddr)
+	if got := containerPort(t, installed.container, svc.Spec.Ports[port].TargetPort.String()); got != portOf(t, o.MetricsBindAddress) {
+		t.Errorf("Service %s sends port %s to container port %d, want the metrics port %s", svc.Name, ep.Port, got, o.MetricsBindAddress)
 	}
 	if ep.Scheme.String() != "https" || ep.BearerTokenFile == "" { //nolint:staticcheck // The ServiceMonitor sends the Prometheus ServiceAccount's token from this file.
 		t.Errorf("endpoint %+v, want HTTPS with the scraper's token", ep)

@@ -324,14 +324,14 @@ func startManager(ctx context.Context) error {
 	if r.probeAddr, err = freeAddr(); err != nil {
 		return err
 	}
-	o.MetricsAddr, o.ProbeAddr = r.metricsAddr, r.probeAddr
-	o.ConverterConfig, o.APIServerACLEnabled = converterConfig(), true
+	o.MetricsBindAddress, o.HealthProbeBindAddress = r.metricsAddr, r.probeAddr
+	o.ConverterConfigFilepath, o.APIServerACLEnabled = converterConfig(), true
 	o.SkipNameValidation = true
 	o.Workers, o.GardenerClusterWorkers = 4, 4
-	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: 6, Jitter: 0.5}
-	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = time.Minute, time.Minute, time.Minute, 2*time.Second
+	o.Retry = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: 6, Jitter: 0.5}
+	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.PollInterval = time.Minute, time.Minute, time.Minute, 2*time.Second
 	// The shortest lifetime Gardener grants, rotated after about 6s, so that a rotation is seen.
-	o.KubeconfigLifetime, o.RotateAfter = 10*time.Minute, 0.01
+	o.KubeconfigLifetime, o.KubeconfigRotateAfter = 10*time.Minute, 0.01
 	if runMetrics == nil {
 		if runMetrics, err = metrics.New(ctrlmetrics.Registry); err != nil {
 			return err

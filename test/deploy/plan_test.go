@@ -38,8 +38,8 @@ func TestPlanOnline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.ConverterConfig = converterConfig()
-	l, err := landscape.Load(o.ConverterConfig)
+	o.ConverterConfigFilepath = converterConfig()
+	l, err := landscape.Load(o.ConverterConfigFilepath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestPlanOnline(t *testing.T) {
 	}
 	plan := func(names ...string) (string, error) {
 		args := append([]string{"run", "./cmd/kubectl-runtime", "plan", "--kubeconfig", controlPlane, "-n", ns,
-			"--gardener-kubeconfig", gardenKubeconfig, "--config", o.ConverterConfig}, installedManagerFlags()...)
+			"--gardener-kubeconfig", gardenKubeconfig, "--config", o.ConverterConfigFilepath}, installedManagerFlags()...)
 		cmd := exec.CommandContext(ctx, "go", append(args, names...)...)
 		cmd.Dir = testenv.RepoRoot()
 		var stdout, stderr bytes.Buffer

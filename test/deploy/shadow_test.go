@@ -35,9 +35,9 @@ func TestShadowWritesNeedTheShadowReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.MetricsAddr, o.ProbeAddr = addr, "0"
-	o.ConverterConfig, o.APIServerACLEnabled = converterConfig(), true
-	o.SkipNameValidation, o.LeaderElection, o.Shadow = true, false, true
+	o.MetricsBindAddress, o.HealthProbeBindAddress = addr, "0"
+	o.ConverterConfigFilepath, o.APIServerACLEnabled = converterConfig(), true
+	o.SkipNameValidation, o.LeaderElect, o.Shadow = true, false, true
 	// Its own metrics: the running manager serves its own on controller-runtime's registry.
 	m, err := metrics.New(prometheus.NewRegistry())
 	if err != nil {

@@ -224,7 +224,7 @@ func (w *walkthrough) exhausted(t *testing.T) *infrav1.Runtime {
 		t.Errorf("attempt %d, want the limit %d", r.Attempt, attempts)
 	}
 	// A Failed runtime is only probed, once per probe interval.
-	if probe := manager.DefaultOptions().ProbeInterval; s.rt.Status.Retry.NextRetryAt.Sub(s.rt.Status.Retry.LastFailure.Time) < probe {
+	if probe := manager.DefaultOptions().FailedProbeInterval; s.rt.Status.Retry.NextRetryAt.Sub(s.rt.Status.Retry.LastFailure.Time) < probe {
 		t.Errorf("next retry %v is less than the probe interval %s after the last failure %v", s.rt.Status.Retry.NextRetryAt, probe, s.rt.Status.Retry.LastFailure)
 	}
 	w.checkColumns(t, s, infrav1.StateFailed, attempts)
@@ -800,7 +800,7 @@ type conceptsData struct {
 // newConceptsData computes the template's durations.
 func newConceptsData() (conceptsData, error) {
 	o := manager.DefaultOptions()
-	d := conceptsData{Policy: o.Policy, Probe: o.ProbeInterval, ShootCreateDeadline: o.ShootCreateDeadline, TimeScale: timeScale,
+	d := conceptsData{Policy: o.Retry, Probe: o.FailedProbeInterval, ShootCreateDeadline: o.ShootCreateDeadline, TimeScale: timeScale,
 		TestPolicy: testPolicy()}
 	for n := int32(1); n < d.Policy.MaxAttempts; n++ {
 		d.Delays = append(d.Delays, d.Policy.Ceiling(n))

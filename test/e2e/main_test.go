@@ -269,12 +269,12 @@ func testPolicy() retry.Policy {
 func managerOptions(metricsAddr string, m *metrics.Metrics) manager.Options {
 	o := manager.DefaultOptions()
 	o.Metrics = m
-	o.GardenProject, o.MetricsAddr, o.ProbeAddr, o.Workers, o.SkipNameValidation = project, metricsAddr, "0", 4, true
+	o.GardenerProject, o.MetricsBindAddress, o.HealthProbeBindAddress, o.Workers, o.SkipNameValidation = project, metricsAddr, "0", 4, true
 	// The test's Prometheus scrapes plain HTTP (test/deploy checks the shipped HTTPS endpoint).
 	o.MetricsSecure = false
-	o.Policy = testPolicy()
-	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
-	o.CircuitThreshold, o.CircuitCooldown = circuitThreshold, circuitCooldown
+	o.Retry = testPolicy()
+	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.PollInterval = 2*time.Minute, time.Minute, time.Minute, 2*time.Second
+	o.GardenerCircuitThreshold, o.GardenerCircuitCooldown = circuitThreshold, circuitCooldown
 	return o
 }
 

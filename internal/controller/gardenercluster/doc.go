@@ -5,4 +5,5 @@
 // exported so KubeconfigExpiringSoon fires in time. The Secret must be in the GardenerCluster's
 // own namespace, and an existing one is written only when the manager created it for that
 // GardenerCluster (or upstream did): a GardenerCluster cannot make the manager overwrite Secrets.
+// The controller's knobs, with their defaults and flags, are in options.go.
 package gardenercluster

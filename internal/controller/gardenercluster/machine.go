@@ -1,16 +1,14 @@
 package gardenercluster
 
 import (
-	"time"
-
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
-	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // ControllerName names the GardenerCluster controller in metrics and events.
@@ -28,22 +26,18 @@ const (
 	AnnotationShootUID = "infrastructuremanager.kyma-project.io/kubeconfig-shoot-uid"
 )
 
-// Config holds what the controller needs.
+// Config holds what the controller needs. Its knobs are the controller's Options and the
+// EngineOptions both controllers share; the rest is wiring.
 type Config struct {
+	// Options are the controller's knobs (options.go).
+	Options
+	// EngineOptions are the knobs both controllers share: Retry is the retry policy of the step;
+	// Setup passes the others to the engine and the controller.
+	controller.EngineOptions
 	// Client reaches the cluster the GardenerClusters and Secrets live in.
 	Client client.Client
 	// Kubeconfigs issues the shoots' admin kubeconfigs: GardenKubeconfigs in the manager.
 	Kubeconfigs Kubeconfigs
-	// Lifetime is the expiration the controller asks for (default 24h).
-	Lifetime time.Duration
-	// RotateAfter is the fraction of the lifetime after which the kubeconfig is rotated
-	// (default 0.5), leaving the rest of the lifetime to retry a failing rotation.
-	RotateAfter float64
-	// Policy is the retry policy of the step.
-	Policy retry.Policy
-	// ReconcileTimeout bounds one reconcile of a GardenerCluster; zero is controller-runtime's
-	// default.
-	ReconcileTimeout time.Duration
 	// Clock tells the time; tests use a fake one.
 	Clock clock.PassiveClock
 	// Recorder records the writes of each pass over a GardenerCluster (package shadow); Client
@@ -56,11 +50,11 @@ type Config struct {
 
 // NewMachine returns the GardenerCluster controller's transition table.
 func NewMachine(cfg Config) fsm.Machine[*infrav1.GardenerCluster] {
-	if cfg.Lifetime == 0 {
-		cfg.Lifetime = 24 * time.Hour
+	if cfg.KubeconfigLifetime == 0 {
+		cfg.KubeconfigLifetime = DefaultKubeconfigLifetime
 	}
-	if cfg.RotateAfter == 0 {
-		cfg.RotateAfter = 0.5
+	if cfg.KubeconfigRotateAfter == 0 {
+		cfg.KubeconfigRotateAfter = DefaultKubeconfigRotateAfter
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -70,6 +64,6 @@ func NewMachine(cfg Config) fsm.Machine[*infrav1.GardenerCluster] {
 		Name:          ControllerName,
 		Start:         StepEnsureKubeconfig,
 		Steps:         []fsm.Step[*infrav1.GardenerCluster]{{Name: StepEnsureKubeconfig, Run: k.ensure}},
-		DefaultPolicy: cfg.Policy,
+		DefaultPolicy: cfg.Retry,
 	}
 }

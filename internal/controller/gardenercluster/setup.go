@@ -1,7 +1,9 @@
 package gardenercluster
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -16,9 +18,11 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
-// Setup registers the GardenerCluster controller with the manager.
-func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error {
-	opts = append([]fsm.Option{
+// Setup registers the GardenerCluster controller with the manager. The engine gets the
+// controller's own options, then cfg's shared ones (FSMOptions), then opts: the caller's, such
+// as the manager's gate and observers.
+func Setup(mgr ctrl.Manager, cfg Config, opts ...fsm.Option) error {
+	opts = slices.Concat([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
 		fsm.WithResync(time.Hour),
 		fsm.WithOnForget(func(key types.NamespacedName) {
@@ -30,7 +34,7 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 		fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),
 		// A forced rotation runs the machine of a Ready GardenerCluster again at once.
 		fsm.WithInputs(func(o client.Object) string { return o.GetAnnotations()[infrav1.AnnotationForceKubeconfigRotation] }),
-	}, opts...)
+	}, cfg.FSMOptions(), opts)
 	engine, err := fsm.New(NewMachine(cfg), opts...)
 	if err != nil {
 		return fmt.Errorf("gardenercluster machine: %w", err)
@@ -46,7 +50,9 @@ func Setup(mgr ctrl.Manager, cfg Config, workers int, opts ...fsm.Option) error 
 		// waiting for its Runtime is served at once.
 		For(&infrav1.GardenerCluster{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: cfg.ReconcileTimeout}).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: cmp.Or(cfg.GardenerClusterWorkers, cfg.Workers), ReconciliationTimeout: cfg.GardenerCtrlReconciliationTimeout,
+		}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("build gardenercluster controller: %w", err)

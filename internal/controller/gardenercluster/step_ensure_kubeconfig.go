@@ -73,7 +73,7 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 	}
 	secret, uid := w.secret, w.uid
 	now := k.Clock.Now()
-	cur := readStored(secret, ref.Key, k.Lifetime)
+	cur := readStored(secret, ref.Key, k.KubeconfigLifetime)
 	_, forced := gc.Annotations[infrav1.AnnotationForceKubeconfigRotation]
 	if rotateAt := k.rotateAt(cur); cur.present && cur.issuedFor(gc.Spec.Shoot.Name, uid) && now.Before(rotateAt) && !forced {
 		k.publish(gc, cur.expires)
@@ -83,7 +83,7 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 		}
 		return fsm.DoneUntil(rotateAt.Sub(now))
 	}
-	kubeconfig, expires, err := k.Kubeconfigs.AdminKubeconfig(ctx, gc.Spec.Shoot.Name, k.Lifetime)
+	kubeconfig, expires, err := k.Kubeconfigs.AdminKubeconfig(ctx, gc.Spec.Shoot.Name, k.KubeconfigLifetime)
 	if err != nil {
 		// The stored kubeconfig, if any, stays: a failed rotation never empties the Secret.
 		return fsm.Fail(err)
@@ -186,15 +186,15 @@ func OwnsSecret(secret *corev1.Secret, cluster string) bool {
 }
 
 // rotateAt is when a kubeconfig is due for rotation. One upstream's manager issued is due when
-// upstream would rotate it: at 95% of its rotation period (the fraction RotateAfter of the
+// upstream would rotate it: at 95% of its rotation period (the fraction KubeconfigRotateAfter of the
 // lifetime, upstream's --minimal-rotation-time of its --kubeconfig-expiration-time) after its
 // last sync. So a takeover rotates no kubeconfig upstream would not have rotated then.
 func (k kubeconfigs) rotateAt(s stored) time.Time {
 	life := s.expires.Sub(s.issued)
 	if s.upstream {
-		return s.issued.Add(time.Duration(upstreamRotationRatio * k.RotateAfter * float64(life)))
+		return s.issued.Add(time.Duration(upstreamRotationRatio * k.KubeconfigRotateAfter * float64(life)))
 	}
-	return s.issued.Add(time.Duration(float64(life) * k.RotateAfter))
+	return s.issued.Add(time.Duration(float64(life) * k.KubeconfigRotateAfter))
 }
 
 // upstreamRotationRatio is the part of its rotation period after which upstream's manager

@@ -84,7 +84,7 @@ func newBench(t *testing.T, objs ...client.Object) *bench {
 	b := &bench{clock: clocktesting.NewFakeClock(t0)}
 	b.kcp = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&infrav1.GardenerCluster{}).Build()
 	b.issuer = &issuer{clock: b.clock}
-	cfg := Config{Client: b.kcp, Kubeconfigs: b.issuer, Lifetime: lifetime, RotateAfter: 0.5, Clock: b.clock}
+	cfg := Config{Options: Options{KubeconfigLifetime: lifetime, KubeconfigRotateAfter: 0.5}, Client: b.kcp, Kubeconfigs: b.issuer, Clock: b.clock}
 	b.k = kubeconfigs{cfg}
 	return b
 }
@@ -399,7 +399,7 @@ func TestEnsureKubeconfig(t *testing.T) {
 func TestKubeconfigRotatesOnTime(t *testing.T) {
 	b := newBench(t, testCluster(), testRuntime())
 	cfg := b.k.Config
-	cfg.Policy = retry.Policy{Initial: time.Minute, Factor: 2, Cap: 30 * time.Minute, MaxAttempts: 10}
+	cfg.Retry = retry.Policy{Initial: time.Minute, Factor: 2, Cap: 30 * time.Minute, MaxAttempts: 10}
 	// Setup re-checks a GardenerCluster hourly.
 	engine, err := fsm.New(NewMachine(cfg), fsm.WithClock(b.clock), fsm.WithRand(func() float64 { return 0.5 }), fsm.WithResync(time.Hour))
 	if err != nil {

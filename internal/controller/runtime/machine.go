@@ -4,16 +4,15 @@ import (
 	"sync"
 	"time"
 
-	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
-	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
 // ControllerName names the Runtime controller in metrics and events.
@@ -67,8 +66,14 @@ const (
 	StepRemoveFinalizer       = "RemoveFinalizer"
 )
 
-// Config holds what the steps need; NewMachine fills the defaults.
+// Config holds what the steps need; NewMachine fills the defaults. Its knobs are the
+// controller's Options and the EngineOptions both controllers share; the rest is wiring.
 type Config struct {
+	// Options are the controller's knobs (options.go).
+	Options
+	// EngineOptions are the knobs both controllers share: Retry is the retry policy of every
+	// step; Setup passes the others to the engine and the controller.
+	controller.EngineOptions
 	// Client reaches the cluster the Runtimes live in.
 	Client client.Client
 	// Garden reaches the Gardener project; it is rate limited, and watched unless UnwatchedShoots.
@@ -84,34 +89,8 @@ type Config struct {
 	// addresses, which every API server access list includes; an empty name turns ACLs off.
 	ACLConfigMap types.NamespacedName
 	// Clusters connects to the runtimes' own clusters; Setup defaults it to CachedClusters over
-	// Client, keeping RuntimeClients clients.
+	// Client, keeping RuntimeClientCacheSize clients.
 	Clusters Clusters
-	// RuntimeClients bounds the runtime-cluster clients Setup keeps; 0 is DefaultRuntimeClients.
-	RuntimeClients int
-	// Policy is the retry policy of every step.
-	Policy retry.Policy
-	// ShootCreateDeadline bounds how long a shoot may take to become ready.
-	ShootCreateDeadline time.Duration
-	// ShootDeleteDeadline bounds how long a shoot may take to disappear.
-	ShootDeleteDeadline time.Duration
-	// KubeconfigDeadline bounds how long the kubeconfig Secret may take to appear.
-	KubeconfigDeadline time.Duration
-	// Poll is the safety poll of waiting steps; watches usually wake them first.
-	Poll time.Duration
-	// Polls, when not nil, says how soon a waiting step looks again at what it waits for,
-	// instead of Poll. It gets the step's name and the shoot as the step last read it. The
-	// shoot is nil when the step reads none, or none is visible yet.
-	Polls func(step string, shoot *gardencorev1beta1.Shoot) time.Duration
-	// UnwatchedShoots leaves the shoots unwatched: Setup registers no shoot watch. A waiting
-	// step then learns of its shoot's progress at its polls only. Without the watch there is
-	// no need for a cache of shoots: Garden may read them from Gardener.
-	UnwatchedShoots bool
-	// ProgressRefresh is how long a Runtime may lag behind its shoot's progress reports; 0 is
-	// the default ProgressRefresh (see shootEvents).
-	ProgressRefresh time.Duration
-	// SeedListTTL is how long a seed list that served a shoot creation serves the next ones of
-	// its region; zero lists the seeds for every creation.
-	SeedListTTL time.Duration
 	// Recorder records the writes of each pass over a Runtime (package shadow): Setup wraps the
 	// reconciler and the runtime clusters' clients; Client and Garden come wrapped already.
 	Recorder *shadow.Recorder
@@ -144,8 +123,8 @@ func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
 	if s.Render.Namespace == "" {
 		s.Render.Namespace = cfg.GardenNamespace
 	}
-	if s.Poll == 0 {
-		s.Poll = 30 * time.Second
+	if s.PollInterval == 0 {
+		s.PollInterval = DefaultPollInterval
 	}
 	return fsm.Machine[*infrav1.Runtime]{
 		Name:     ControllerName,
@@ -166,7 +145,7 @@ func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
 			{Name: StepDeleteAuthentication, Run: s.deleteAuthentication, Next: []string{StepRemoveFinalizer}},
 			{Name: StepRemoveFinalizer, Run: s.removeFinalizer},
 		},
-		DefaultPolicy: cfg.Policy,
+		DefaultPolicy: cfg.Retry,
 	}
 }
 

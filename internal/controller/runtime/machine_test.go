@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
@@ -56,7 +57,7 @@ func newFleet(t *testing.T, w *world) *fleet {
 	t.Helper()
 	f := &fleet{w: w, gardener: finish, issue: true}
 	cfg := w.steps.Config
-	cfg.Policy = retry.Policy{Initial: 10 * time.Second, Factor: 2, Cap: 5 * time.Minute, MaxAttempts: 5}
+	cfg.Retry = retry.Policy{Initial: 10 * time.Second, Factor: 2, Cap: 5 * time.Minute, MaxAttempts: 5}
 	cfg.ShootCreateDeadline, cfg.ShootDeleteDeadline, cfg.KubeconfigDeadline = createDeadline, deleteDeadline, kubeconfigDeadline
 	// The same options as Setup, but the recorder and the metrics.
 	re, err := fsm.New(NewMachine(cfg), fsm.WithClock(w.clock), fsm.WithRand(func() float64 { return 0.5 }),
@@ -67,7 +68,7 @@ func newFleet(t *testing.T, w *world) *fleet {
 	}
 	f.runtimes = onePassReads(fsm.NewReconciler(w.kcp, re, func() *infrav1.Runtime { return &infrav1.Runtime{} }))
 	ge, err := fsm.New(gardenercluster.NewMachine(gardenercluster.Config{
-		Client: w.kcp, Kubeconfigs: f, Clock: w.clock, Policy: cfg.Policy,
+		EngineOptions: controller.EngineOptions{Retry: cfg.Retry}, Client: w.kcp, Kubeconfigs: f, Clock: w.clock,
 	}), fsm.WithClock(w.clock), fsm.WithRand(func() float64 { return 0.5 }))
 	if err != nil {
 		t.Fatal(err)

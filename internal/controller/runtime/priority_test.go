@@ -30,7 +30,7 @@ func TestShootEventsGoAheadOfNewRuntimes(t *testing.T) {
 		}
 		return s
 	}
-	h := shootEvents(ProgressRefresh, "")
+	h := shootEvents(DefaultShootProgressRefresh, "")
 
 	q := priorityqueue.New[reconcile.Request]("test")
 	defer q.ShutDown()

@@ -15,13 +15,13 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
-// DefaultRuntimeClients is how many runtime-cluster clients CachedClusters keeps by default. A
-// client serves the steps of one pass over a runtime, which run in one call of a worker, and a
-// retry seconds later; the next re-check of the same runtime comes half an hour later, when
-// keeping its client would only have held a connection open. So the cache holds the runtimes in
-// flight, a few more than the manager's 25 workers, not the fleet: each client kept holds its TLS
-// configuration and an HTTP/1.1 connection.
-const DefaultRuntimeClients = 32
+// DefaultRuntimeClientCacheSize is how many runtime-cluster clients CachedClusters keeps by
+// default (--runtime-client-cache-size). A client serves the steps of one pass over a runtime,
+// which run in one call of a worker, and a retry seconds later; the next re-check of the same
+// runtime comes half an hour later, when keeping its client would only have held a connection
+// open. So the cache holds the runtimes in flight, a few more than the manager's 25 workers, not
+// the fleet: each client kept holds its TLS configuration and an HTTP/1.1 connection.
+const DefaultRuntimeClientCacheSize = 32
 
 // CachedClusters connects to a runtime's cluster with the admin kubeconfig in its Secret, and
 // keeps the clients it built: a client

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -40,10 +41,12 @@ const (
 
 // Setup registers the Runtime controller with the manager. Shoots are watched in the garden
 // project, so a waiting step wakes when its shoot changes instead of at its next poll.
-// With cfg.UnwatchedShoots they are not watched, and only the polls look at a shoot.
-func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, opts ...fsm.Option) error {
+// With cfg.UnwatchedShoots they are not watched, and only the polls look at a shoot. The engine
+// gets the controller's own options, then cfg's shared ones (FSMOptions), then opts: the
+// caller's, such as the manager's gate and observers.
+func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, opts ...fsm.Option) error {
 	if cfg.Clusters == nil {
-		cfg.Clusters = NewCachedClusters(cfg.Client, runtimeClients(cfg), cmp.Or(cfg.RuntimeClients, DefaultRuntimeClients))
+		cfg.Clusters = NewCachedClusters(cfg.Client, runtimeClients(cfg), cmp.Or(cfg.RuntimeClientCacheSize, DefaultRuntimeClientCacheSize))
 	}
 	s := steps{Config: cfg}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &infrav1.Runtime{}, IndexRuntimeID, runtimeIDOf); err != nil {
@@ -52,7 +55,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &infrav1.Runtime{}, IndexShootName, shootNameOf); err != nil {
 		return fmt.Errorf("index Runtimes by shoot name: %w", err)
 	}
-	opts = append([]fsm.Option{
+	opts = slices.Concat([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
 		fsm.WithObjectMetrics(cfg.Series, runtimeLabels),
 		fsm.WithLogValues(runtimeLogValues),
@@ -62,7 +65,9 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 		// predecessor's persisted status: steps that move on run in one call, and one status
 		// write records where the Runtime got to.
 		fsm.WithChain(chainSteps, chainFor),
-	}, opts...)
+		// A Ready Runtime is checked again from its start step (--runtime-recheck-interval).
+		fsm.WithResync(cfg.RuntimeRecheckInterval),
+	}, cfg.FSMOptions(), opts)
 	engine, err := fsm.New(NewMachine(cfg), opts...)
 	if err != nil {
 		return fmt.Errorf("runtime machine: %w", err)
@@ -77,7 +82,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 			})))
 	}
 	if !cfg.UnwatchedShoots {
-		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(cmp.Or(cfg.ProgressRefresh, ProgressRefresh), cfg.Namespace)))
+		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(cmp.Or(cfg.ShootProgressRefresh, DefaultShootProgressRefresh), cfg.Namespace)))
 	}
 	r := onePassReads(fsm.NewReconciler(cfg.Client, engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },
 		fsm.WithAPIReader(mgr.GetAPIReader())))
@@ -89,7 +94,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, workers int, op
 		For(&infrav1.Runtime{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&infrav1.GardenerCluster{}, inFlight(handler.EnqueueRequestsFromMapFunc(byRuntimeLabels))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: cfg.Workers}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("build runtime controller: %w", err)

@@ -51,8 +51,8 @@ func TestSetupWatchesShootsUnlessUnwatched(t *testing.T) {
 		garden := &gardenWithoutCache{}
 		w := newWorld(t)
 		cfg := w.steps.Config
-		cfg.UnwatchedShoots = unwatched
-		if err := Setup(mgr, garden, cfg, 1); err != nil {
+		cfg.UnwatchedShoots, cfg.Workers = unwatched, 1
+		if err := Setup(mgr, garden, cfg); err != nil {
 			t.Fatalf("unwatched %t: %v", unwatched, err)
 		}
 		if watched := garden.caches > 0; watched == unwatched {

@@ -17,12 +17,13 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/intern"
 )
 
-// ProgressRefresh is how long a Runtime may lag behind its shoot's progress reports. Gardener
-// reports an operation's progress many times while it runs; the Runtime mirrors it
-// (status.shootLastOperation), but a pass for each report would keep the workers and the control
-// plane busy with writes that decide nothing, ahead of new Runtimes whose shoots are not created
-// yet. Upstream's manager polls a shoot under creation once a minute.
-const ProgressRefresh = 30 * time.Second
+// DefaultShootProgressRefresh is how long a Runtime may lag behind its shoot's progress reports
+// by default (--shoot-progress-refresh). Gardener reports an operation's progress many times
+// while it runs; the Runtime mirrors it (status.shootLastOperation), but a pass for each report
+// would keep the workers and the control plane busy with writes that decide nothing, ahead of
+// new Runtimes whose shoots are not created yet. Upstream's manager polls a shoot under creation
+// once a minute.
+const DefaultShootProgressRefresh = 30 * time.Second
 
 // shootChange is what a shoot update means to its Runtime.
 type shootChange int
@@ -66,9 +67,9 @@ func actedOn(shoot *gardencorev1beta1.Shoot) *gardencorev1beta1.Shoot {
 }
 
 // shootEvents maps shoot events to the Runtime that owns the shoot, at PriorityInFlight. An
-// update the controller acts on enqueues at once; a progress report enqueues ProgressRefresh
-// later, where the queue keeps the earlier time of a request already waiting, so a Runtime
-// takes at most one pass per ProgressRefresh for them; a change to nothing the controller reads
+// update the controller acts on enqueues at once; a progress report enqueues refresh later,
+// where the queue keeps the earlier time of a request already waiting, so a Runtime takes at
+// most one pass per refresh for them; a change to nothing the controller reads
 // enqueues nothing. A resync (the same resourceVersion) stays as controller-runtime queues it.
 // Shoots of Runtimes outside namespace (another manager's, in the same Gardener project) enqueue
 // nothing; an empty namespace serves all.

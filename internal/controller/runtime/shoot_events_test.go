@@ -19,7 +19,7 @@ import (
 )
 
 // TestProgressReportsWaitTheirTurn sends a shoot's updates through the handler into a real
-// priority queue. Progress reports of one operation wait ProgressRefresh (here an hour, so
+// priority queue. Progress reports of one operation wait the refresh (here an hour, so
 // they are still waiting when the test looks) and do not stack up; the operation's end makes the
 // Runtime ready at once, taken once; changes to the shoot's health conditions enqueue nothing.
 func TestProgressReportsWaitTheirTurn(t *testing.T) {

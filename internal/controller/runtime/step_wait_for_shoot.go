@@ -61,10 +61,10 @@ func (s steps) waitForShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcom
 }
 
 // poll is how soon the waiting step looks again at what it waits for: Polls when set, else
-// Poll. shoot is the Runtime's shoot as the step last read it, nil when none.
+// PollInterval. shoot is the Runtime's shoot as the step last read it, nil when none.
 func (s steps) poll(step string, shoot *gardencorev1beta1.Shoot) time.Duration {
 	if s.Polls != nil {
 		return s.Polls(step, shoot)
 	}
-	return s.Poll
+	return s.PollInterval
 }

@@ -157,7 +157,7 @@ func TestWaitForShootDeletionPollsAsPollsSays(t *testing.T) {
 	s.Status.LastOperation = &gardencorev1beta1.LastOperation{Type: gardencorev1beta1.LastOperationTypeDelete,
 		State: gardencorev1beta1.LastOperationStateProcessing, Progress: 40}
 	w := newWorld(t, s)
-	w.steps.Poll = 10 * time.Second
+	w.steps.PollInterval = 10 * time.Second
 
 	fsmtest.Check(t, w.steps.waitForShootDeletion(t.Context(), rt.DeepCopy()), fsmtest.Wait(10*time.Second))
 	p := &polled{after: 90 * time.Second}

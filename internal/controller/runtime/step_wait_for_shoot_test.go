@@ -281,7 +281,7 @@ func TestWaitForShootPollsAsPollsSays(t *testing.T) {
 					}
 				}
 			}
-			w.steps.Poll = 10 * time.Second
+			w.steps.PollInterval = 10 * time.Second
 
 			normal := w.steps.waitForShoot(t.Context(), rt.DeepCopy())
 			p := &polled{after: 42 * time.Second}

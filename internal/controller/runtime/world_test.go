@@ -120,8 +120,8 @@ func newWorld(t *testing.T, objs ...client.Object) *world {
 				return nil, errors.New("the kubeconfig reaches no cluster")
 			}
 			return w.runtime, nil
-		}, DefaultRuntimeClients),
-		Poll: 30 * time.Second,
+		}, DefaultRuntimeClientCacheSize),
+		Options: Options{PollInterval: 30 * time.Second},
 	}}
 	return w
 }

@@ -45,8 +45,8 @@ import (
 
 // Upstream's client-side rate limit of Gardener calls.
 const (
-	upstreamGardenQPS   = 5
-	upstreamGardenBurst = 5
+	upstreamGardenerQPS   = 5
+	upstreamGardenerBurst = 5
 )
 
 // upstreamPolicy is upstream's requeue after an error: 15s every time, without jitter, and never
@@ -87,11 +87,11 @@ func main() {
 // upstream returns o with upstream's rate limit, retries and polls, no circuit breaker and no
 // shoot watch, whatever o said of them.
 func upstream(o manager.Options) manager.Options {
-	o.GardenQPS, o.GardenBurst = upstreamGardenQPS, upstreamGardenBurst
-	o.CircuitThreshold = 0
-	o.Policy = upstreamPolicy
+	o.GardenerQPS, o.GardenerBurst = upstreamGardenerQPS, upstreamGardenerBurst
+	o.GardenerCircuitThreshold = 0
+	o.Retry = upstreamPolicy
 	o.PollSpread = 0
-	o.Polls = upstreamPolls(o.Poll)
+	o.Polls = upstreamPolls(o.PollInterval)
 	o.UnwatchedShoots = true
 	return o
 }

@@ -51,10 +51,10 @@ func baselineOptions(t *testing.T, args ...string) manager.Options {
 func TestUpstreamOverridesTheResilienceSettings(t *testing.T) {
 	o := baselineOptions(t, "--gardener-qps=50", "--gardener-burst=100", "--gardener-circuit-threshold=3",
 		"--retry-initial=1s", "--retry-jitter=0.5", "--retry-attempts=3", "--runtime-recheck-interval=5m")
-	if o.GardenQPS != 5 || o.GardenBurst != 5 || o.CircuitThreshold != 0 {
-		t.Errorf("rate limit %v/%d and circuit threshold %d, want 5/5 and 0 (never opens)", o.GardenQPS, o.GardenBurst, o.CircuitThreshold)
+	if o.GardenerQPS != 5 || o.GardenerBurst != 5 || o.GardenerCircuitThreshold != 0 {
+		t.Errorf("rate limit %v/%d and circuit threshold %d, want 5/5 and 0 (never opens)", o.GardenerQPS, o.GardenerBurst, o.GardenerCircuitThreshold)
 	}
-	p := o.Policy
+	p := o.Retry
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +72,14 @@ func TestUpstreamOverridesTheResilienceSettings(t *testing.T) {
 	if o.PollSpread != 0 || o.Polls == nil || !o.UnwatchedShoots {
 		t.Errorf("poll spread %v, Polls set %t, unwatched shoots %t; want 0, true, true", o.PollSpread, o.Polls != nil, o.UnwatchedShoots)
 	}
-	if o.RecheckInterval != 5*time.Minute {
-		t.Errorf("re-check %s, want the flag's 5m", o.RecheckInterval)
+	if o.RuntimeRecheckInterval != 5*time.Minute {
+		t.Errorf("re-check %s, want the flag's 5m", o.RuntimeRecheckInterval)
 	}
 }
 
 // TestUpstreamPolls checks upstream's polls by step and shoot: 60s while Gardener creates the
 // shoot (or has not started, or it is not visible), 30s while it reconciles it, 90s while it
-// deletes it, and the Poll flag for other waiting steps.
+// deletes it, and --poll-interval for other waiting steps.
 func TestUpstreamPolls(t *testing.T) {
 	op := func(typ gardencorev1beta1.LastOperationType, state gardencorev1beta1.LastOperationState) *gardencorev1beta1.Shoot {
 		return &gardencorev1beta1.Shoot{Status: gardencorev1beta1.ShootStatus{LastOperation: &gardencorev1beta1.LastOperation{Type: typ, State: state}}}
@@ -151,9 +151,10 @@ func TestWaitForShootPollsAsUpstream(t *testing.T) {
 			}
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
-	// A Poll flag of its own tells the steps' polls from the Poll they would use without Polls.
+	// A --poll-interval of its own tells the steps' polls from the PollInterval they would use
+	// without Polls.
 	o := baselineOptions(t, "--poll-interval=20s")
-	cfg := runtimectrl.Config{Garden: garden, GardenNamespace: gardenNamespace, Polls: o.Polls, Poll: o.Poll}
+	cfg := runtimectrl.Config{Garden: garden, GardenNamespace: gardenNamespace, Options: runtimectrl.Options{Polls: o.Polls, PollInterval: o.PollInterval}}
 	wait := machineStep(t, cfg, runtimectrl.StepWaitForShoot)
 	wait.Next, wait.Deadline = nil, time.Hour
 	clock := clocktesting.NewFakeClock(t0)

@@ -324,7 +324,7 @@ func (tr *takeoverTrace) trace(t *testing.T, rt *infrav1.Runtime, before upstrea
 	synced, err1 := time.Parse(time.RFC3339, before.lastSync)
 	rotated, err2 := time.Parse(time.RFC3339, after.lastSync)
 	o := managerOptions()
-	due := time.Duration(0.95 * o.RotateAfter * float64(o.KubeconfigLifetime))
+	due := time.Duration(0.95 * o.KubeconfigRotateAfter * float64(o.KubeconfigLifetime))
 	// last-sync has a resolution of one second.
 	if err1 != nil || err2 != nil || rotated.Before(synced.Add(due).Add(-time.Second)) {
 		tr.early++

@@ -46,8 +46,8 @@ func TestGardenerOutagePausesBudgets(t *testing.T) {
 	opened, before := time.Now(), gardenCalls(t)
 
 	// The whole budget: every attempt at the longest delay.
-	budget := time.Duration(o.Policy.MaxAttempts) * o.Policy.Cap
-	outage := budget + 2*o.CircuitCooldown
+	budget := time.Duration(o.Retry.MaxAttempts) * o.Retry.Cap
+	outage := budget + 2*o.GardenerCircuitCooldown
 	// Each runtime's next Gardener call pauses it, or its GardenerCluster when the shoot was
 	// created before the outage and the admin kubeconfig is what it needs next.
 	for _, rt := range rts {
@@ -65,8 +65,8 @@ func TestGardenerOutagePausesBudgets(t *testing.T) {
 		reached += n
 	}
 	// One probe per cooldown at most, and one more for a probe under way when the window began.
-	probes := float64(time.Since(opened)/o.CircuitCooldown) + 1
-	t.Logf("Gardener calls during the %s the circuit was open (cooldown %s): %v", time.Since(opened).Round(time.Second), o.CircuitCooldown, during)
+	probes := float64(time.Since(opened)/o.GardenerCircuitCooldown) + 1
+	t.Logf("Gardener calls during the %s the circuit was open (cooldown %s): %v", time.Since(opened).Round(time.Second), o.GardenerCircuitCooldown, during)
 	if reached > probes {
 		t.Errorf("%v calls reached Gardener while the circuit was open, want at most %v half-open probes: %v", reached, probes, during)
 	}
@@ -79,17 +79,17 @@ func TestGardenerOutagePausesBudgets(t *testing.T) {
 	closed := time.Now()
 	// Released within the window (after the gate's next look, at most a poll of a second later),
 	// not after a backoff grown during the outage.
-	release := o.ReleaseWindow + 2*time.Second
+	release := o.GardenerReleaseWindow + 2*time.Second
 	for _, rt := range rts {
 		err := testenv.Eventually(t.Context(), release+5*time.Second, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
 			paused, err := pausedOrWaitingForPaused(ctx, rt)
 			return !paused, err
 		})
 		if err != nil {
-			t.Fatalf("%s still paused %s after the circuit closed (release window %s): %v", rt.Name, time.Since(closed), o.ReleaseWindow, err)
+			t.Fatalf("%s still paused %s after the circuit closed (release window %s): %v", rt.Name, time.Since(closed), o.GardenerReleaseWindow, err)
 		}
 	}
-	t.Logf("all %d runtimes released %s after the circuit closed (release window %s)", len(rts), time.Since(closed).Round(100*time.Millisecond), o.ReleaseWindow)
+	t.Logf("all %d runtimes released %s after the circuit closed (release window %s)", len(rts), time.Since(closed).Round(100*time.Millisecond), o.GardenerReleaseWindow)
 	// Then Ready after one shoot operation (2s here, plus a kube-apiserver per shoot cluster) and
 	// the steps after it.
 	for _, rt := range rts {
@@ -100,7 +100,7 @@ func TestGardenerOutagePausesBudgets(t *testing.T) {
 			t.Fatalf("%s: a manual retry was requested", rt.Name)
 		}
 	}
-	t.Logf("all %d runtimes Ready %s after Gardener came back (release window %s)", len(rts), time.Since(recovered).Round(100*time.Millisecond), o.ReleaseWindow)
+	t.Logf("all %d runtimes Ready %s after Gardener came back (release window %s)", len(rts), time.Since(recovered).Round(100*time.Millisecond), o.GardenerReleaseWindow)
 	if failed := watch(); len(failed) > 0 {
 		t.Errorf("runtimes were Failed during or after the outage: %v", failed)
 	}

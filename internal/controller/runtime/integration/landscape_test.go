@@ -35,7 +35,7 @@ const (
 // setUpLandscape creates what the realistic landscape's shoots reference in the garden (the DNS
 // provider's Secret, the audit policy and the tenants' credentials) and the ACL ConfigMap.
 func setUpLandscape(ctx context.Context) error {
-	l, err := landscape.Load(managerOptions().ConverterConfig)
+	l, err := landscape.Load(managerOptions().ConverterConfigFilepath)
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func run(m *testing.M) int {
 // any region: the test project allows them, as a real landscape configures its project, since
 // Gardener's ShootTolerationRestriction refuses a shoot toleration its project does not allow.
 func landscapeTolerations() ([]gardencorev1beta1.Toleration, error) {
-	l, err := landscape.Load(managerOptions().ConverterConfig)
+	l, err := landscape.Load(managerOptions().ConverterConfigFilepath)
 	if err != nil {
 		return nil, fmt.Errorf("load landscape: %w", err)
 	}
@@ -124,11 +124,11 @@ func managerOptions() manager.Options {
 	o.BindFlags(fs)
 	_ = fs.Parse(upstreamArgs)
 	o.Namespace, o.SkipNameValidation = "kcp-system", true
-	o.Policy = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: testAttempts, Jitter: 0.5}
-	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.Poll = 60*time.Second, time.Minute, time.Minute, 2*time.Second
-	o.CircuitThreshold, o.CircuitCooldown, o.ReleaseWindow = 5, 3*time.Second, 3*time.Second
+	o.Retry = retry.Policy{Initial: time.Second, Factor: 2, Cap: 2 * time.Second, MaxAttempts: testAttempts, Jitter: 0.5}
+	o.ShootCreateDeadline, o.ShootDeleteDeadline, o.KubeconfigDeadline, o.PollInterval = 60*time.Second, time.Minute, time.Minute, 2*time.Second
+	o.GardenerCircuitThreshold, o.GardenerCircuitCooldown, o.GardenerReleaseWindow = 5, 3*time.Second, 3*time.Second
 	// The shortest lifetime Gardener grants, rotated after about 6s, so rotation is seen.
-	o.KubeconfigLifetime, o.RotateAfter = 10*time.Minute, 0.01
+	o.KubeconfigLifetime, o.KubeconfigRotateAfter = 10*time.Minute, 0.01
 	return o
 }
 

@@ -98,7 +98,7 @@ func startRecording(t *testing.T, ns string, shadowed bool, cp, garden *requestL
 	// A plan is what is due when it is made: with the 6 s rotation of these tests, an upstream
 	// kubeconfig that falls due between the plan and the takeover is rotated without having
 	// been planned. An hour's lifetime makes none due while the test runs.
-	o.KubeconfigLifetime, o.RotateAfter = time.Hour, 0.5
+	o.KubeconfigLifetime, o.KubeconfigRotateAfter = time.Hour, 0.5
 	o.Namespace = ns
 	o.Shadow, o.RecordWrites = shadowed, !shadowed
 	// Its own metrics: the suite's manager serves its own on controller-runtime's registry.
