@@ -5,7 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
-	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/intern"
 )
 
@@ -14,12 +14,12 @@ const lastApplied = corev1.LastAppliedConfigAnnotation
 
 // Transform is the transform of the cache of the Gardener project (shoots and their
 // structured-auth ConfigMaps). A shoot keeps what the steps and the shoot watch read
-// (runtimectrl.TrimShoot). A ConfigMap's data is kept once for all that hold the same.
+// (gardener.TrimShoot). A ConfigMap's data is kept once for all that hold the same.
 func Transform(obj any) (any, error) {
 	CompactMeta(obj)
 	switch o := obj.(type) {
 	case *gardencorev1beta1.Shoot:
-		return runtimectrl.TrimShoot(o)
+		return gardener.TrimShoot(o), nil
 	case *corev1.ConfigMap:
 		// Runtimes that take the landscape's default OIDC provider have the same
 		// authentication configuration: their ConfigMaps share one copy of it.

@@ -160,12 +160,25 @@ func WithStepTimeout(d time.Duration) Option {
 }
 
 // WithProbeInterval sets how often a Failed object's step is tried once more (default 1h). A
-// probe does not reset the budget; one that succeeds ends the failure.
-func WithProbeInterval(d time.Duration) Option { return func(o *config) { o.probeInterval = d } }
+// probe does not reset the budget; one that succeeds ends the failure. A d that is not positive
+// keeps the default.
+func WithProbeInterval(d time.Duration) Option {
+	return func(o *config) {
+		if d > 0 {
+			o.probeInterval = d
+		}
+	}
+}
 
 // WithResync sets how often a Ready object is checked again from the start step (default 30m,
-// spread by ±10% per object).
-func WithResync(d time.Duration) Option { return func(o *config) { o.resync = d } }
+// spread by ±10% per object). A d that is not positive keeps the default.
+func WithResync(d time.Duration) Option {
+	return func(o *config) {
+		if d > 0 {
+			o.resync = d
+		}
+	}
+}
 
 // DefaultPollSpread is the poll spread of an engine without WithPollSpread.
 const DefaultPollSpread = 0.1

@@ -13,7 +13,7 @@ import (
 // steps'; Setup turns the rest into the controller's engine, watches and client cache.
 type Options struct {
 	// RuntimeRecheckInterval is how often a Ready Runtime is checked again from its start step
-	// (fsm.WithResync).
+	// (fsm.WithResync); 0 is DefaultRuntimeRecheckInterval.
 	RuntimeRecheckInterval time.Duration
 	// ShootProgressRefresh is how long a Runtime may lag behind its shoot's progress reports; 0 is
 	// DefaultShootProgressRefresh (see shootEvents).
@@ -48,10 +48,13 @@ type Options struct {
 // DefaultPollInterval is the safety poll of waiting steps by default.
 const DefaultPollInterval = 30 * time.Second
 
+// DefaultRuntimeRecheckInterval is how often a Ready Runtime is checked again by default.
+const DefaultRuntimeRecheckInterval = 30 * time.Minute
+
 // DefaultOptions returns the production defaults.
 func DefaultOptions() Options {
 	return Options{
-		RuntimeRecheckInterval: 30 * time.Minute,
+		RuntimeRecheckInterval: DefaultRuntimeRecheckInterval,
 		ShootProgressRefresh:   DefaultShootProgressRefresh,
 		ShootCreateDeadline:    90 * time.Minute,
 		ShootDeleteDeadline:    90 * time.Minute,

@@ -66,7 +66,7 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, opts ...fsm.Opt
 		// write records where the Runtime got to.
 		fsm.WithChain(chainSteps, chainFor),
 		// A Ready Runtime is checked again from its start step (--runtime-recheck-interval).
-		fsm.WithResync(cfg.RuntimeRecheckInterval),
+		fsm.WithResync(cmp.Or(cfg.RuntimeRecheckInterval, DefaultRuntimeRecheckInterval)),
 	}, cfg.FSMOptions(), opts)
 	engine, err := fsm.New(NewMachine(cfg), opts...)
 	if err != nil {

@@ -66,18 +66,15 @@ func TestTrimmedShootPlansTheSame(t *testing.T) {
 						t.Fatal("Gardener's defaulting set no VPA or kube-proxy settings: the test would not trim anything")
 					}
 					d.change(whole)
-					trimmed, err := TrimShoot(whole.DeepCopy())
-					if err != nil {
-						t.Fatal(err)
-					}
-					if k := trimmed.(*gardencorev1beta1.Shoot).Spec.Kubernetes; k.VerticalPodAutoscaler != nil || k.KubeProxy != nil {
+					trimmed := gardener.TrimShoot(whole.DeepCopy())
+					if k := trimmed.Spec.Kubernetes; k.VerticalPodAutoscaler != nil || k.KubeProxy != nil {
 						t.Fatalf("the trim kept the VPA or kube-proxy settings: %+v", k)
 					}
 					want, err := PlanShoot(rt, whole, opts)
 					if err != nil {
 						t.Fatalf("plan on the whole shoot: %v", err)
 					}
-					got, err := PlanShoot(rt, trimmed.(*gardencorev1beta1.Shoot), opts)
+					got, err := PlanShoot(rt, trimmed, opts)
 					if err != nil {
 						t.Fatalf("plan on the trimmed shoot: %v", err)
 					}
