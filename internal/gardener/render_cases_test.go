@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
@@ -714,18 +712,10 @@ func fullOIDC() infrav1.OIDCConfig {
 	}
 }
 
-// readFixture decodes an upstream Runtime manifest in place.
+// readFixture decodes an upstream Runtime manifest strictly.
 func readFixture(t *testing.T, name string) *infrav1.Runtime {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.FixturesDir(), "upstream-runtimes", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &infrav1.Runtime{}
-	if err := yaml.Unmarshal(data, rt); err != nil {
-		t.Fatalf("decode %s: %v", name, err)
-	}
-	return rt
+	return testenv.ReadRuntime(t, filepath.Join(testenv.FixturesDir(), "upstream-runtimes", name))
 }
 
 // expectCloudProfile checks the shoot references the cloud profile by spec.cloudProfile, never
