@@ -41,6 +41,7 @@ func main() {
 	opts.BindFlags(flag.CommandLine)
 	gardenKubeconfig := flag.String("gardener-kubeconfig", upstreamGardenKubeconfig, "kubeconfig of the Gardener project")
 	flag.StringVar(gardenKubeconfig, "gardener-kubeconfig-path", upstreamGardenKubeconfig, "upstream's name of --gardener-kubeconfig")
+	memLimit := flag.String("memory-limit", "", "memory the process must stay within, a quantity such as 150Mi; the collector keeps the heap 48Mi below it (default: GOMEMLIMIT if set, else the container's limit; 0: none)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -49,6 +50,14 @@ func main() {
 	// client-go logs through klog why it cannot reach an API server (its reflectors' list and
 	// watch errors, leader election): those lines go where the manager's own go.
 	klog.SetLogger(log)
+	self, _ := os.ReadFile("/proc/self/cgroup") // without it, the root's limit
+	limit, err := resolveMemoryLimit(*memLimit, os.LookupEnv, "/sys/fs/cgroup", string(self))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		os.Exit(2)
+	}
+	limit.apply()
+	log.Info("memory limit", "process", limit.process, "heap", limit.heap, "from", limit.source)
 	if err := run(ctrl.SetupSignalHandler(), *gardenKubeconfig, opts); err != nil {
 		ctrl.Log.Error(err, "manager stopped")
 		fmt.Fprintln(os.Stderr, "manager:", err)

@@ -195,3 +195,80 @@ current-context: garden
 		t.Errorf("got %v, want a refusal naming %s and users[robot].user.tokenFile", err, path)
 	}
 }
+
+// TestMemoryLimit: the process's limit comes from the flag, then GOMEMLIMIT, then the cgroup,
+// own before root, v2 before v1; the heap's soft limit leaves the executable's pages out.
+func TestMemoryLimit(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	root := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("memory/memory.limit_in_bytes", "9223372036854771712")
+	write("memory/pod1/memory.limit_in_bytes", fmt.Sprint(300<<20))
+	v1Self := "4:memory:/pod1\n3:cpu,cpuacct:/pod1\n"
+
+	for _, tc := range []struct {
+		name, flag, self string
+		env              map[string]string
+		process, heap    int64
+		source           string
+	}{
+		{name: "flag", flag: "150Mi", self: v1Self, process: 150 << 20, heap: 102 << 20, source: "--memory-limit"},
+		{name: "small flag keeps half for the heap", flag: "64Mi", process: 64 << 20, heap: 32 << 20, source: "--memory-limit"},
+		{name: "flag 0 is none", flag: "0", self: v1Self, source: "--memory-limit"},
+		{name: "own v1 cgroup", self: v1Self, process: 300 << 20, heap: 252 << 20, source: filepath.Join(root, "memory/pod1/memory.limit_in_bytes")},
+		{name: "root v1 without a limit", self: "4:memory:/elsewhere\n", source: filepath.Join(root, "memory/memory.limit_in_bytes") + " (none)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := resolveMemoryLimit(tc.flag, noEnv, root, tc.self)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.process != tc.process || got.heap != tc.heap || got.source != tc.source {
+				t.Errorf("got %+v, want process %d heap %d from %q", got, tc.process, tc.heap, tc.source)
+			}
+		})
+	}
+
+	t.Run("v2 before v1", func(t *testing.T) {
+		write("pod2/memory.max", fmt.Sprint(200<<20))
+		got, err := resolveMemoryLimit("", noEnv, root, "4:memory:/pod1\n0::/pod2\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.process != 200<<20 {
+			t.Errorf("got %+v, want the v2 limit of 200Mi", got)
+		}
+	})
+	t.Run("v2 max is none", func(t *testing.T) {
+		write("pod3/memory.max", "max")
+		got, err := resolveMemoryLimit("", noEnv, root, "0::/pod3\n")
+		if err != nil || got.process != 0 {
+			t.Errorf("got %+v, %v; want no limit", got, err)
+		}
+	})
+	t.Run("GOMEMLIMIT wins over the cgroup", func(t *testing.T) {
+		env := func(k string) (string, bool) { return "120MiB", k == "GOMEMLIMIT" }
+		got, err := resolveMemoryLimit("", env, root, v1Self)
+		if err != nil || got.process != 0 || got.source != "GOMEMLIMIT=120MiB" {
+			t.Errorf("got %+v, %v; want GOMEMLIMIT reported and nothing derived", got, err)
+		}
+	})
+	for _, bad := range []string{"lots", "-1Mi"} {
+		if _, err := resolveMemoryLimit(bad, noEnv, root, ""); err == nil || !strings.Contains(err.Error(), "--memory-limit") {
+			t.Errorf("--memory-limit=%s: error %v, want one naming the flag", bad, err)
+		}
+	}
+	write("pod4/memory.max", "lots")
+	if _, err := resolveMemoryLimit("", noEnv, root, "0::/pod4\n"); err == nil || !strings.Contains(err.Error(), "pod4/memory.max") {
+		t.Errorf("an unreadable cgroup limit: error %v, want one naming the file", err)
+	}
+}
