@@ -105,7 +105,10 @@ func (m *managerProc) stop() error { return m.proc.Stop(30 * time.Second) }
 type usage struct {
 	at  time.Time
 	rss int64 // bytes
-	cpu time.Duration
+	// anon and file split rss: the heap, stacks and other private memory, and the pages of the
+	// executable and other files mapped.
+	anon, file int64
+	cpu        time.Duration
 }
 
 // readUsage reads /proc/<pid>/status (VmRSS) and /proc/<pid>/stat (utime and stime).
@@ -116,14 +119,17 @@ func (m *managerProc) readUsage() (usage, error) {
 	if err != nil {
 		return u, fmt.Errorf("manager status: %w", err)
 	}
+	fields := map[string]*int64{"VmRSS:": &u.rss, "RssAnon:": &u.anon, "RssFile:": &u.file}
 	for _, line := range strings.Split(string(status), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				return u, fmt.Errorf("VmRSS %q: %w", line, err)
-			}
-			u.rss = kb << 10
+		f := strings.Fields(line)
+		if len(f) < 2 || fields[f[0]] == nil {
+			continue
 		}
+		kb, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return u, fmt.Errorf("%s %q: %w", f[0], line, err)
+		}
+		*fields[f[0]] = kb << 10
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

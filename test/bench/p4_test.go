@@ -22,6 +22,8 @@ type p4Result struct {
 	// peakRSS is the largest resident set size seen, in bytes; cpuPerMinute the CPU seconds the
 	// manager used per minute of the window.
 	peakRSS      int64
+	// peakAnon and peakFile split peakRSS (package memory and the executable's pages).
+	peakAnon, peakFile int64
 	cpuPerMinute float64
 	// Requests in the window: those that reached Gardener (the simulator's log), and the
 	// manager's own count of its requests to the runtime clusters and to the control plane.
@@ -33,6 +35,10 @@ type p4Result struct {
 	// notReady counts Runtimes that were not Ready at the end.
 	notReady int
 }
+
+// p4MemoryLimit is the memory this manager runs P4 within, the target's 150 MiB, as a container
+// limit would set it.
+const p4MemoryLimit = "150Mi"
 
 // recheckStep is the step a re-check of a Ready Runtime starts from.
 const recheckStep = "Initialise"
@@ -46,7 +52,13 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		return res, err
 	}
 	defer t.stop()
-	m, err := s.startManager(ctx, r, "--runtime-recheck-interval", p.P4Recheck.String())
+	args := []string{"--runtime-recheck-interval", p.P4Recheck.String()}
+	if r.policy == ours {
+		// As in a container of the target's size: the manager derives its heap's soft limit
+		// from it. The baseline has no such flag and runs as upstream's does.
+		args = append(args, "--memory-limit", p4MemoryLimit)
+	}
+	m, err := s.startManager(ctx, r, args...)
 	if err != nil {
 		return res, err
 	}
@@ -79,7 +91,7 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	} else {
 		profDone <- nil
 	}
-	res.peakRSS = u0.rss
+	res.peakRSS, res.peakAnon, res.peakFile = u0.rss, u0.anon, u0.file
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for time.Since(start) < p.P4Window {
@@ -92,7 +104,9 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		if err != nil {
 			return res, err
 		}
-		res.peakRSS = max(res.peakRSS, u.rss)
+		if u.rss > res.peakRSS {
+			res.peakRSS, res.peakAnon, res.peakFile = u.rss, u.anon, u.file
+		}
 	}
 	u1, err := m.readUsage()
 	if err != nil {
