@@ -113,13 +113,14 @@ type steps struct {
 	// upstreamAdminsGone holds the Runtimes whose clusters hold no administrator binding of
 	// upstream's any more, by key, with their uid (nil: none kept).
 	upstreamAdminsGone *sync.Map
-	// verdicts keeps when ApplyShoot last found each shoot as its Runtime asks (nil: none kept).
-	verdicts *shootVerdicts
+	// verdicts keeps on which inputs ApplyShoot, ApplyAuthentication and ConfigureCluster's
+	// provisioning info last found nothing to write (nil: none kept).
+	verdicts *verdicts
 }
 
 // NewMachine returns the Runtime controller's transition table.
 func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
-	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now), seedRegions: &sync.Map{}, upstreamAdminsGone: &sync.Map{}, verdicts: &shootVerdicts{}}
+	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now), seedRegions: &sync.Map{}, upstreamAdminsGone: &sync.Map{}, verdicts: &verdicts{}}
 	if s.Render.Namespace == "" {
 		s.Render.Namespace = cfg.GardenNamespace
 	}

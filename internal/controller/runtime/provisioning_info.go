@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -151,7 +152,9 @@ func readProvisioningInfo(ctx context.Context, c Objects) (*corev1.ConfigMap, er
 }
 
 // applyProvisioningInfo writes the kyma-provisioning-info ConfigMap into the runtime cluster,
-// unless current (nil: none) already says what it would write.
+// unless current (nil: none) already says what it would write. While the Runtime, its shoot,
+// current and the seed's region are those it last found current as asked on, it does not
+// render it again.
 func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1.Runtime, current *corev1.ConfigMap) error {
 	shoot, err := s.currentShoot(ctx, rt)
 	if err != nil {
@@ -161,7 +164,17 @@ func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1
 	if err != nil {
 		return err
 	}
-	cm, err := provisioningInfo(rt, shoot, region, s.ACLConfigMap.Name != "")
+	aclApplied := s.ACLConfigMap.Name != ""
+	on := ""
+	if current != nil && shoot != nil {
+		on = versionsOf(rt, []client.Object{shoot, current}, region, strconv.FormatBool(aclApplied))
+	}
+	if s.verdicts.holds(verdictProvisioningInfo, rt, on) {
+		// Nothing it is made of changed since this process found it as the Runtime asks: no
+		// render (verdicts).
+		return nil
+	}
+	cm, err := provisioningInfo(rt, shoot, region, aclApplied)
 	if err != nil {
 		return err
 	}
@@ -172,10 +185,12 @@ func (s steps) applyProvisioningInfo(ctx context.Context, c Objects, rt *infrav1
 	if current != nil {
 		if same, err := upToDate(ac, current); err == nil && same {
 			// A re-check finds it as the Runtime asks: nothing to write.
+			s.verdicts.found(verdictProvisioningInfo, rt, on)
 			return nil
 		}
 		if current.Labels[LabelUpstreamReconcilerManagedBy] == upstreamManager && maps.Equal(current.Data, cm.Data) {
 			// Upstream's, with the details the Runtime asks for: a takeover leaves it as it is.
+			s.verdicts.found(verdictProvisioningInfo, rt, on)
 			return nil
 		}
 	}

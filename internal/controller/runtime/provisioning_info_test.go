@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
@@ -134,5 +135,61 @@ func TestSeedRegionIsReadOnce(t *testing.T) {
 	}
 	if n := w.reads("garden", "Seed"); n != 1 {
 		t.Errorf("read the seed %d times, want 1", n)
+	}
+}
+
+// TestProvisioningInfoRemembersAVerdict: once the provisioning info in the runtime cluster was
+// found as the Runtime asks, the verdict stands for the versions of the Runtime, its shoot and
+// the ConfigMap it was reached on; an edited ConfigMap is written back.
+func TestProvisioningInfoRemembersAVerdict(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	shoot := testShoot(rt)
+	shoot.Spec.SeedName = nil
+	w := newWorld(t, rt, shoot)
+	w.steps.verdicts = &verdicts{}
+	stored := func() *infrav1.Runtime {
+		got := rt.DeepCopy()
+		w.get(w.kcp, got)
+		return got
+	}
+	pass := func(what string) *corev1.ConfigMap {
+		t.Helper()
+		current, err := readProvisioningInfo(t.Context(), w.runtime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.steps.applyProvisioningInfo(t.Context(), w.runtime, stored(), current); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return current
+	}
+	pass("the first pass")
+	current := pass("the second pass")
+	if current == nil {
+		t.Fatal("the first pass wrote no provisioning info")
+	}
+	w.get(w.garden, shoot)
+	on := func(rt *infrav1.Runtime, cm *corev1.ConfigMap) string {
+		return versionsOf(rt, []client.Object{shoot, cm}, "", "false")
+	}
+	if !w.steps.verdicts.holds(verdictProvisioningInfo, stored(), on(stored(), current)) {
+		t.Fatal("the pass that found the provisioning info as asked left no verdict")
+	}
+	edited := current.DeepCopy()
+	edited.ResourceVersion += "0"
+	if w.steps.verdicts.holds(verdictProvisioningInfo, stored(), on(stored(), edited)) {
+		t.Error("the verdict stands for another version of the ConfigMap")
+	}
+	want := current.Data["details"]
+
+	// Someone edits the details in the runtime cluster.
+	current.Data["details"] = "runtimeID: someone-else\n"
+	if err := w.runtime.Update(t.Context(), current); err != nil {
+		t.Fatal(err)
+	}
+	pass("the pass after the edit")
+	w.get(w.runtime, current)
+	if got := current.Data["details"]; got != want {
+		t.Errorf("details after the edit and a pass:\n%s\nwant them written back:\n%s", got, want)
 	}
 }

@@ -10,46 +10,95 @@ import (
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 )
 
-// shootVerdicts remembers, per Runtime, the last time ApplyShoot found its shoot as the Runtime
-// asks. The render and the drift check of a shoot are most of a re-check's CPU. Their inputs
-// are the Runtime (its labels, annotations and spec), the shoot as Gardener has it, the
-// landscape inputs and the manager's settings. While the Runtime and the shoot keep their
-// resourceVersions and the landscape inputs their fingerprint, the verdict stands, and the next
-// pass skips both. A change of any of them, or a new process, renders again.
-type shootVerdicts struct {
-	m sync.Map // types.NamespacedName -> shootVerdict
+// verdicts remembers, per Runtime, on which inputs a step last found that it had nothing to
+// write. Rendering what a step wants and comparing it with what is there is most of a quiet
+// re-check's CPU: the shoot's render and drift check; the structured authentication
+// configuration, which is encoded, decoded and validated with Kubernetes' own validation; the
+// provisioning info, which is encoded as YAML. While the inputs are those of the last verdict
+// (the Runtime's resourceVersion, those of the objects the step compares with, and whatever
+// else the render reads), the verdict stands and the step skips both. A change of any input, or
+// a new process, renders again.
+type verdicts struct {
+	m sync.Map // types.NamespacedName -> runtimeVerdicts
 }
 
-// shootVerdict is what a verdict was reached on.
-type shootVerdict struct {
-	uid                  types.UID
-	runtime, shoot, with string
+// verdictStep is a step that keeps verdicts.
+type verdictStep uint8
+
+const (
+	verdictShoot verdictStep = iota
+	verdictAuthentication
+	verdictProvisioningInfo
+	verdictSteps
+)
+
+// runtimeVerdicts are one Runtime's verdicts: per step, the inputs it was reached on ("" none).
+type runtimeVerdicts struct {
+	uid types.UID
+	on  [verdictSteps]string
 }
 
-func verdictOf(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, inputs string) shootVerdict {
-	return shootVerdict{uid: rt.UID, runtime: rt.ResourceVersion, shoot: shoot.ResourceVersion, with: inputs}
-}
-
-// upToDate reports whether rt's shoot was found as rt asks with the same Runtime, shoot and
-// inputs. A nil shootVerdicts remembers nothing.
-func (v *shootVerdicts) upToDate(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, inputs string) bool {
-	if v == nil || shoot == nil || rt.ResourceVersion == "" || shoot.ResourceVersion == "" {
+// holds reports whether step found nothing to write for rt on the inputs on. A nil verdicts
+// remembers nothing, and an input without a version ("" on) never matches.
+func (v *verdicts) holds(step verdictStep, rt *infrav1.Runtime, on string) bool {
+	if v == nil || on == "" {
 		return false
 	}
 	got, ok := v.m.Load(client.ObjectKeyFromObject(rt))
-	return ok && got.(shootVerdict) == verdictOf(rt, shoot, inputs)
+	if !ok {
+		return false
+	}
+	r := got.(runtimeVerdicts)
+	return r.uid == rt.UID && r.on[step] == on
 }
 
-// found records that rt's shoot is as rt asks.
-func (v *shootVerdicts) found(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, inputs string) {
-	if v != nil && shoot != nil {
-		v.m.Store(client.ObjectKeyFromObject(rt), verdictOf(rt, shoot, inputs))
+// found records that step found nothing to write for rt on the inputs on. The calls for one
+// Runtime come one after another (the controller reconciles a Runtime in one worker at a time),
+// so the read and the store below do not race for it.
+func (v *verdicts) found(step verdictStep, rt *infrav1.Runtime, on string) {
+	if v == nil || on == "" {
+		return
 	}
+	key := client.ObjectKeyFromObject(rt)
+	r := runtimeVerdicts{uid: rt.UID}
+	if got, ok := v.m.Load(key); ok && got.(runtimeVerdicts).uid == rt.UID {
+		r = got.(runtimeVerdicts)
+	}
+	r.on[step] = on
+	v.m.Store(key, r)
 }
 
 // forget drops what is remembered of rt.
-func (v *shootVerdicts) forget(rt *infrav1.Runtime) {
+func (v *verdicts) forget(rt *infrav1.Runtime) {
 	if v != nil {
 		v.m.Delete(client.ObjectKeyFromObject(rt))
 	}
+}
+
+// versionsOf joins the resourceVersions (with the uids) of rt and objs, and extra, into the
+// inputs of a verdict: "" when any of them has no resourceVersion, so that it never matches.
+func versionsOf(rt *infrav1.Runtime, objs []client.Object, extra ...string) string {
+	if rt.ResourceVersion == "" {
+		return ""
+	}
+	on := rt.ResourceVersion
+	for _, o := range objs {
+		if o == nil || o.GetResourceVersion() == "" {
+			return ""
+		}
+		on += "|" + string(o.GetUID()) + "/" + o.GetResourceVersion()
+	}
+	for _, e := range extra {
+		on += "|" + e
+	}
+	return on
+}
+
+// shootVerdict is what ApplyShoot's verdict is reached on: the Runtime, the shoot as Gardener
+// has it, and the landscape inputs' fingerprint.
+func shootVerdict(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, inputs string) string {
+	if shoot == nil {
+		return ""
+	}
+	return versionsOf(rt, []client.Object{shoot}, inputs)
 }

@@ -21,9 +21,36 @@ import (
 // without a main OIDC provider and without a landscape default gets none. A ConfigMap that is
 // no longer wanted stays until deprovisioning, since the shoot may still reference it until
 // its next reconciliation. Like the shoot, once the shoot was reconciled it is written only when
-// it differs from what the Runtime asks (one read instead of a write on a re-check). A ConfigMap
-// labelled for another Runtime is never written.
+// it differs from what the Runtime asks (one read of the cache instead of a write on a
+// re-check), and while neither the Runtime nor the ConfigMap changed since it last was as asked,
+// it is not even rendered. A ConfigMap labelled for another Runtime is never written.
 func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
+	shoot, err := s.currentShoot(ctx, rt)
+	if err != nil {
+		return fsm.Fail(err)
+	}
+	// The ConfigMap as Gardener has it, from the cache of the project's ConfigMaps; nil when
+	// there is none or no shoot yet.
+	var current *corev1.ConfigMap
+	if shoot != nil {
+		current = &corev1.ConfigMap{}
+		key := client.ObjectKey{Namespace: s.Render.Namespace, Name: gardener.AuthenticationConfigName(rt.Spec.Shoot.Name)}
+		switch err := s.Garden.Get(ctx, key, current); {
+		case apierrors.IsNotFound(err):
+			current = nil
+		case err != nil:
+			return fsm.Fail(fmt.Errorf("get authentication configuration %s: %w", key.Name, err))
+		}
+	}
+	on := ""
+	if current != nil {
+		on = versionsOf(rt, []client.Object{current})
+	}
+	if !patchForced(rt) && s.verdicts.holds(verdictAuthentication, rt, on) {
+		// Neither the Runtime nor its ConfigMap changed since this process found the ConfigMap
+		// as the Runtime asks: no render, no validation (verdicts).
+		return fsm.Next(StepApplyShoot)
+	}
 	// Only the ConfigMap: the Shoot is rendered by the next step, against the shoot Gardener has.
 	cm, err := gardener.AuthenticationConfigMap(rt, s.Render)
 	if err != nil {
@@ -33,38 +60,34 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 		return fsm.Next(StepApplyShoot)
 	}
 	labelForRuntime(cm, rt)
-	shoot, err := s.currentShoot(ctx, rt)
-	if err != nil {
-		return fsm.Fail(err)
-	}
 	if shoot == nil {
 		// Without its shoot (read from the shoot cache, no request) the Runtime is being created:
 		// its ConfigMap is almost always missing, so it is applied without being read first, one
 		// Gardener request instead of two while a landscape provisions at the rate limit.
 		return s.applyAuthenticationConfigMap(ctx, cm)
 	}
-	current := &corev1.ConfigMap{}
-	switch err := s.Garden.Get(ctx, client.ObjectKeyFromObject(cm), current); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return fsm.Fail(fmt.Errorf("get authentication configuration %s: %w", cm.Name, err))
+	if current == nil {
+		return s.applyAuthenticationConfigMap(ctx, cm)
+	}
+	switch {
 	case gardenOwner(current, rt) != "":
 		return fsm.Fail(takenError(current, rt))
 	case gardener.WrittenByUpstream(rt, s.Render, current) && !patchForced(rt):
 		// Upstream's ConfigMap for the Runtime's current OIDC settings: it already says what the
 		// Runtime asks for, and a takeover writes nothing (its users keep their names).
+		s.verdicts.found(verdictAuthentication, rt, on)
 		return fsm.Next(StepApplyShoot)
-	default:
-		// A ConfigMap that exists keeps its users' names: its username and groups prefixes stay
-		// until the Runtime's OIDC settings change.
-		if cm, err = gardener.KeepLivePrefixes(cm, current); err != nil {
-			return fsm.Fail(fmt.Errorf("render runtime: %w", err))
-		}
-		// What counts in the ConfigMap is its data and the OIDC settings it was written for:
-		// equal ones are enough (its labels follow with the next change).
-		if sameConfigMap(cm, current) && !patchForced(rt) {
-			return fsm.Next(StepApplyShoot)
-		}
+	}
+	// A ConfigMap that exists keeps its users' names: its username and groups prefixes stay
+	// until the Runtime's OIDC settings change.
+	if cm, err = gardener.KeepLivePrefixes(cm, current); err != nil {
+		return fsm.Fail(fmt.Errorf("render runtime: %w", err))
+	}
+	// What counts in the ConfigMap is its data and the OIDC settings it was written for: equal
+	// ones are enough (its labels follow with the next change).
+	if sameConfigMap(cm, current) && !patchForced(rt) {
+		s.verdicts.found(verdictAuthentication, rt, on)
+		return fsm.Next(StepApplyShoot)
 	}
 	return s.applyAuthenticationConfigMap(ctx, cm)
 }

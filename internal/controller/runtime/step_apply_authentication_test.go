@@ -230,3 +230,63 @@ jwt:
     url: https://my.cool.tokens.com
 kind: AuthenticationConfiguration
 `
+
+// TestApplyAuthenticationRemembersAVerdict: once ApplyAuthentication found the ConfigMap as the
+// Runtime asks, the verdict stands for the Runtime's and the ConfigMap's versions it was reached
+// on, and no others; a ConfigMap edited behind the manager's back is written back.
+func TestApplyAuthenticationRemembersAVerdict(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	w := newWorld(t, rt, testShoot(rt))
+	w.steps.verdicts = &verdicts{}
+	stored := func() *infrav1.Runtime {
+		got := rt.DeepCopy()
+		w.get(w.kcp, got)
+		return got
+	}
+	// The first pass writes the ConfigMap, the second finds it as asked.
+	for pass := range 2 {
+		if out := w.steps.applyAuthentication(t.Context(), stored()); !fsmtest.Check(t, out, fsmtest.Next(StepApplyShoot)) {
+			t.Fatalf("pass %d", pass)
+		}
+	}
+	cm := &corev1.ConfigMap{}
+	cm.Name, cm.Namespace = gardener.AuthenticationConfigName(rt.Spec.Shoot.Name), testProject
+	w.get(w.garden, cm)
+	want := cm.Data[gardener.AuthenticationConfigKey]
+	if !w.steps.verdicts.holds(verdictAuthentication, stored(), versionsOf(stored(), []client.Object{cm})) {
+		t.Fatal("the pass that found the ConfigMap as asked left no verdict")
+	}
+	other := stored()
+	other.ResourceVersion += "0"
+	edited := cm.DeepCopy()
+	edited.ResourceVersion += "0"
+	for name, stands := range map[string]bool{
+		"another Runtime version":   w.steps.verdicts.holds(verdictAuthentication, other, versionsOf(other, []client.Object{cm})),
+		"another ConfigMap version": w.steps.verdicts.holds(verdictAuthentication, stored(), versionsOf(stored(), []client.Object{edited})),
+		"the shoot's verdict":       w.steps.verdicts.holds(verdictShoot, stored(), versionsOf(stored(), []client.Object{cm})),
+	} {
+		if stands {
+			t.Errorf("the verdict stands for %s", name)
+		}
+	}
+	w.resetCalls()
+	if out := w.steps.applyAuthentication(t.Context(), stored()); !fsmtest.Check(t, out, fsmtest.Next(StepApplyShoot)) {
+		t.Fatal("pass on the verdict")
+	}
+	checkWrites(t, w, "garden")
+
+	// Someone rewrites the configuration behind the manager's back.
+	cm.Data[gardener.AuthenticationConfigKey] = upstreamAWSAuth
+	if err := w.garden.Update(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	w.resetCalls()
+	if out := w.steps.applyAuthentication(t.Context(), stored()); !fsmtest.Check(t, out, fsmtest.Next(StepApplyShoot)) {
+		t.Fatal("pass after the edit")
+	}
+	checkWrites(t, w, "garden", "apply ConfigMap")
+	w.get(w.garden, cm)
+	if got := cm.Data[gardener.AuthenticationConfigKey]; got != want {
+		t.Errorf("ConfigMap data after the edit and a pass:\n%s\nwant it written back:\n%s", got, want)
+	}
+}

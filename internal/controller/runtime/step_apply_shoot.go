@@ -45,9 +45,9 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	}
 	// The fingerprint the engine took when this pass started.
 	inputs := rt.Status.ObservedInputs
-	if !patchForced(rt) && s.verdicts.upToDate(rt, current, inputs) {
+	if !patchForced(rt) && s.verdicts.holds(verdictShoot, rt, shootVerdict(rt, current, inputs)) {
 		// Nothing it depends on changed since this process found the shoot as the Runtime
-		// asks: no render, no drift check (shootVerdicts).
+		// asks: no render, no drift check (verdicts).
 		return fsm.Next(StepWaitForShoot)
 	}
 	opts, err := s.renderOptions(ctx, rt)
@@ -62,7 +62,7 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	setVersionsCondition(rt, p.Kept)
 	if p.Write == ShootWriteNone {
 		// A re-check finds the shoot as the Runtime asks: nothing to write.
-		s.verdicts.found(rt, current, inputs)
+		s.verdicts.found(verdictShoot, rt, shootVerdict(rt, current, inputs))
 	}
 	if err := s.writeShoot(ctx, rt, p, current); err != nil {
 		return fsm.Fail(err)

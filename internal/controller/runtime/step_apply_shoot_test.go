@@ -397,7 +397,7 @@ func TestApplyShootTakesOverWithoutChangingTheSpec(t *testing.T) {
 func TestApplyShootRemembersAVerdict(t *testing.T) {
 	rt := newTestRuntime(t, "rt")
 	w := newWorld(t, rt)
-	w.steps.verdicts = &shootVerdicts{}
+	w.steps.verdicts = &verdicts{}
 	stored := func() *infrav1.Runtime {
 		got := rt.DeepCopy()
 		w.get(w.kcp, got)
@@ -410,7 +410,7 @@ func TestApplyShootRemembersAVerdict(t *testing.T) {
 	}
 	shoot := testShoot(rt)
 	w.get(w.garden, shoot)
-	if !w.steps.verdicts.upToDate(stored(), shoot, stored().Status.ObservedInputs) {
+	if !w.steps.verdicts.holds(verdictShoot, stored(), shootVerdict(stored(), shoot, stored().Status.ObservedInputs)) {
 		t.Fatal("the pass that found the shoot as asked left no verdict")
 	}
 	// A verdict stands for the resourceVersions and inputs it was reached on, no others.
@@ -419,9 +419,9 @@ func TestApplyShootRemembersAVerdict(t *testing.T) {
 	changedShoot := shoot.DeepCopy()
 	changedShoot.ResourceVersion += "0"
 	for name, stands := range map[string]bool{
-		"another Runtime version": w.steps.verdicts.upToDate(other, shoot, stored().Status.ObservedInputs),
-		"another shoot version":   w.steps.verdicts.upToDate(stored(), changedShoot, stored().Status.ObservedInputs),
-		"other landscape inputs":  w.steps.verdicts.upToDate(stored(), shoot, "acl:changed"),
+		"another Runtime version": w.steps.verdicts.holds(verdictShoot, other, shootVerdict(other, shoot, stored().Status.ObservedInputs)),
+		"another shoot version":   w.steps.verdicts.holds(verdictShoot, stored(), shootVerdict(stored(), changedShoot, stored().Status.ObservedInputs)),
+		"other landscape inputs":  w.steps.verdicts.holds(verdictShoot, stored(), shootVerdict(stored(), shoot, "acl:changed")),
 	} {
 		if stands {
 			t.Errorf("the verdict stands for %s", name)
