@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -142,8 +144,21 @@ func (r *Reconciler[T]) patchStatus(ctx context.Context, obj T, before []byte) e
 	return nil
 }
 
-// statusJSON returns {"status": ...} of an object.
+// statusJSON returns {"status": ...} of an object. It encodes the object's status field alone
+// when the object has one with the JSON name "status", as Runtimes and GardenerClusters do: the
+// reconciler takes it twice per call, and encoding the whole object (its spec is most of it),
+// decoding it and encoding its status again was the larger part of a quiet re-check's JSON work.
 func statusJSON(obj client.Object) ([]byte, error) {
+	if f, ok := statusField(obj); ok {
+		status, err := json.Marshal(f.Interface())
+		if err != nil {
+			return nil, fmt.Errorf("encode status of %s: %w", obj.GetName(), err)
+		}
+		if string(status) == "null" {
+			return []byte("{}"), nil
+		}
+		return append(append([]byte(`{"status":`), status...), '}'), nil
+	}
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", obj.GetName(), err)
@@ -159,4 +174,21 @@ func statusJSON(obj client.Object) ([]byte, error) {
 		return nil, fmt.Errorf("encode status of %s: %w", obj.GetName(), err)
 	}
 	return out, nil
+}
+
+// statusField is the field of obj (a pointer to a struct) whose JSON name is "status".
+func statusField(obj client.Object) (reflect.Value, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	v = v.Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "status" && t.Field(i).IsExported() {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
 }
