@@ -21,10 +21,10 @@ type p4Result struct {
 	rechecks int
 	// peakRSS is the largest resident set size seen, in bytes; cpuPerMinute the CPU seconds the
 	// manager used per minute of the window.
-	peakRSS      int64
+	peakRSS int64
 	// peakAnon and peakFile split peakRSS (package memory and the executable's pages).
 	peakAnon, peakFile int64
-	cpuPerMinute float64
+	cpuPerMinute       float64
 	// Requests in the window: those that reached Gardener (the simulator's log), and the
 	// manager's own count of its requests to the runtime clusters and to the control plane.
 	gardener                                      requestCount

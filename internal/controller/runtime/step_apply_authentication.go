@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,18 +30,9 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 	if err != nil {
 		return fsm.Fail(err)
 	}
-	// The ConfigMap as Gardener has it, from the cache of the project's ConfigMaps; nil when
-	// there is none or no shoot yet.
-	var current *corev1.ConfigMap
-	if shoot != nil {
-		current = &corev1.ConfigMap{}
-		key := client.ObjectKey{Namespace: s.Render.Namespace, Name: gardener.AuthenticationConfigName(rt.Spec.Shoot.Name)}
-		switch err := s.Garden.Get(ctx, key, current); {
-		case apierrors.IsNotFound(err):
-			current = nil
-		case err != nil:
-			return fsm.Fail(fmt.Errorf("get authentication configuration %s: %w", key.Name, err))
-		}
+	current, err := s.currentAuthentication(ctx, rt, shoot)
+	if err != nil {
+		return fsm.Fail(err)
 	}
 	on := ""
 	if current != nil {
@@ -60,36 +52,60 @@ func (s steps) applyAuthentication(ctx context.Context, rt *infrav1.Runtime) fsm
 		return fsm.Next(StepApplyShoot)
 	}
 	labelForRuntime(cm, rt)
-	if shoot == nil {
-		// Without its shoot (read from the shoot cache, no request) the Runtime is being created:
-		// its ConfigMap is almost always missing, so it is applied without being read first, one
-		// Gardener request instead of two while a landscape provisions at the rate limit.
-		return s.applyAuthenticationConfigMap(ctx, cm)
-	}
 	if current == nil {
 		return s.applyAuthenticationConfigMap(ctx, cm)
 	}
-	switch {
-	case gardenOwner(current, rt) != "":
+	if gardenOwner(current, rt) != "" {
 		return fsm.Fail(takenError(current, rt))
-	case gardener.WrittenByUpstream(rt, s.Render, current) && !patchForced(rt):
-		// Upstream's ConfigMap for the Runtime's current OIDC settings: it already says what the
-		// Runtime asks for, and a takeover writes nothing (its users keep their names).
-		s.verdicts.found(verdictAuthentication, rt, on)
-		return fsm.Next(StepApplyShoot)
 	}
-	// A ConfigMap that exists keeps its users' names: its username and groups prefixes stay
-	// until the Runtime's OIDC settings change.
-	if cm, err = gardener.KeepLivePrefixes(cm, current); err != nil {
+	cm, settled, err := s.settledAuthentication(rt, cm, current)
+	if err != nil {
 		return fsm.Fail(fmt.Errorf("render runtime: %w", err))
 	}
-	// What counts in the ConfigMap is its data and the OIDC settings it was written for: equal
-	// ones are enough (its labels follow with the next change).
-	if sameConfigMap(cm, current) && !patchForced(rt) {
+	if settled {
 		s.verdicts.found(verdictAuthentication, rt, on)
 		return fsm.Next(StepApplyShoot)
 	}
 	return s.applyAuthenticationConfigMap(ctx, cm)
+}
+
+// currentAuthentication reads rt's ConfigMap as Gardener has it, from the cache of the project's
+// ConfigMaps: nil when there is none. Without its shoot (read from the shoot cache, no request)
+// the Runtime is being created: its ConfigMap is almost always missing, so it is taken as
+// missing and applied without being read, one Gardener request instead of two while a landscape
+// provisions at the rate limit.
+func (s steps) currentAuthentication(ctx context.Context, rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot) (*corev1.ConfigMap, error) {
+	if shoot == nil {
+		return nil, nil
+	}
+	current := &corev1.ConfigMap{}
+	key := client.ObjectKey{Namespace: s.Render.Namespace, Name: gardener.AuthenticationConfigName(rt.Spec.Shoot.Name)}
+	switch err := s.Garden.Get(ctx, key, current); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get authentication configuration %s: %w", key.Name, err)
+	}
+	return current, nil
+}
+
+// settledAuthentication reports whether current, the Runtime's ConfigMap in the garden, already
+// says what cm asks for; if not, it returns what to write instead of cm.
+func (s steps) settledAuthentication(rt *infrav1.Runtime, cm, current *corev1.ConfigMap) (*corev1.ConfigMap, bool, error) {
+	if gardener.WrittenByUpstream(rt, s.Render, current) && !patchForced(rt) {
+		// Upstream's ConfigMap for the Runtime's current OIDC settings: it already says what the
+		// Runtime asks for, and a takeover writes nothing (its users keep their names).
+		return cm, true, nil
+	}
+	// A ConfigMap that exists keeps its users' names: its username and groups prefixes stay
+	// until the Runtime's OIDC settings change.
+	cm, err := gardener.KeepLivePrefixes(cm, current)
+	if err != nil {
+		return nil, false, err //nolint:wrapcheck // the caller says what failed.
+	}
+	// What counts in the ConfigMap is its data and the OIDC settings it was written for: equal
+	// ones are enough (its labels follow with the next change).
+	return cm, sameConfigMap(cm, current) && !patchForced(rt), nil
 }
 
 // applyAuthenticationConfigMap writes the ConfigMap with a server-side apply and moves on.
