@@ -101,7 +101,7 @@ func (s steps) settledAuthentication(rt *infrav1.Runtime, cm, current *corev1.Co
 	// until the Runtime's OIDC settings change.
 	cm, err := gardener.KeepLivePrefixes(cm, current)
 	if err != nil {
-		return nil, false, err //nolint:wrapcheck // the caller says what failed.
+		return nil, false, err
 	}
 	// What counts in the ConfigMap is its data and the OIDC settings it was written for: equal
 	// ones are enough (its labels follow with the next change).
