@@ -31,29 +31,22 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestGCPercent: the manager sets its own collector target unless the environment names one or
-// a memory limit bounds the heap.
+// TestGCPercent: the manager sets its own collector target unless the environment names one.
 func TestGCPercent(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	noEnv := func(string) (string, bool) { return "", false }
 
-	if !setGCPercent(noEnv, memoryLimit{}) {
+	if !setGCPercent(noEnv) {
 		t.Error("without GOGC: not set")
 	}
 	if got := debug.SetGCPercent(100); got != gcPercent {
 		t.Errorf("the target without GOGC is %d, want %d", got, gcPercent)
 	}
-	if setGCPercent(func(k string) (string, bool) { return "80", k == "GOGC" }, memoryLimit{}) {
+	if setGCPercent(func(k string) (string, bool) { return "80", k == "GOGC" }) {
 		t.Error("with GOGC: set anyway")
 	}
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("the target with GOGC is %d, want it left as it was (100)", got)
-	}
-	if setGCPercent(noEnv, derived(150<<20, "--memory-limit")) {
-		t.Error("with a memory limit: set anyway")
-	}
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("the target with a memory limit is %d, want Go's default (100)", got)
 	}
 }
 

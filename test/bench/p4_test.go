@@ -36,10 +36,6 @@ type p4Result struct {
 	notReady int
 }
 
-// p4MemoryLimit is the memory this manager runs P4 within, the target's 150 MiB, as a container
-// limit would set it.
-const p4MemoryLimit = "150Mi"
-
 // recheckStep is the step a re-check of a Ready Runtime starts from.
 const recheckStep = "Initialise"
 
@@ -52,13 +48,7 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		return res, err
 	}
 	defer t.stop()
-	args := []string{"--runtime-recheck-interval", p.P4Recheck.String()}
-	if r.policy == ours {
-		// As in a container of the target's size: the manager derives its heap's soft limit
-		// from it. The baseline has no such flag and runs as upstream's does.
-		args = append(args, "--memory-limit", p4MemoryLimit)
-	}
-	m, err := s.startManager(ctx, r, args...)
+	m, err := s.startManager(ctx, r, "--runtime-recheck-interval", p.P4Recheck.String())
 	if err != nil {
 		return res, err
 	}
