@@ -49,11 +49,11 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, opts ...fsm.Opt
 		cfg.Clusters = NewCachedClusters(cfg.Client, runtimeClients(cfg), cmp.Or(cfg.RuntimeClientCacheSize, DefaultRuntimeClientCacheSize))
 	}
 	s := steps{Config: cfg}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &infrav1.Runtime{}, IndexRuntimeID, runtimeIDOf); err != nil {
-		return fmt.Errorf("index Runtimes by runtime id: %w", err)
+	if err := indexRuntimes(context.Background(), mgr.GetCache(), IndexRuntimeID, runtimeIDOf); err != nil {
+		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &infrav1.Runtime{}, IndexShootName, shootNameOf); err != nil {
-		return fmt.Errorf("index Runtimes by shoot name: %w", err)
+	if err := indexRuntimes(context.Background(), mgr.GetCache(), IndexShootName, shootNameOf); err != nil {
+		return err
 	}
 	opts = slices.Concat([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
