@@ -218,7 +218,6 @@ func TestMemoryLimit(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, flag, self string
-		env              map[string]string
 		process, heap    int64
 		source           string
 	}{

@@ -60,9 +60,9 @@ type memoryLimit struct {
 // resolveMemoryLimit finds the process's memory limit: --memory-limit (flag, empty when not
 // given; "0" means none), else GOMEMLIMIT in the environment (which the Go runtime has applied
 // already, so it is reported, not derived), else the limit of the process's cgroup
-// (selfCgroup is /proc/self/cgroup) under cgroupRoot. The Go soft limit is the process's limit less executableReserve, and at least
-// half of it: the collector then runs harder as the heap nears it, instead of letting garbage
-// double a heap of long-lived caches.
+// (selfCgroup is /proc/self/cgroup) under cgroupRoot. The Go soft limit is the process's limit
+// less executableReserve, and at least half of it: the collector then runs harder as the heap
+// nears it, instead of letting the process outgrow its container.
 func resolveMemoryLimit(flagValue string, lookup func(string) (string, bool), cgroupRoot, selfCgroup string) (memoryLimit, error) {
 	if flagValue != "" {
 		q, err := resource.ParseQuantity(flagValue)

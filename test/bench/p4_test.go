@@ -22,7 +22,8 @@ type p4Result struct {
 	// peakRSS is the largest resident set size seen, in bytes; cpuPerMinute the CPU seconds the
 	// manager used per minute of the window.
 	peakRSS int64
-	// peakAnon and peakFile split peakRSS (package memory and the executable's pages).
+	// peakAnon and peakFile split peakRSS: anonymous memory (heap, stacks) and the pages of
+	// files, nearly all the executable's.
 	peakAnon, peakFile int64
 	cpuPerMinute       float64
 	// Requests in the window: those that reached Gardener (the simulator's log), and the

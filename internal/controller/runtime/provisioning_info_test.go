@@ -147,11 +147,7 @@ func TestProvisioningInfoRemembersAVerdict(t *testing.T) {
 	shoot.Spec.SeedName = nil
 	w := newWorld(t, rt, shoot)
 	w.steps.verdicts = &verdicts{}
-	stored := func() *infrav1.Runtime {
-		got := rt.DeepCopy()
-		w.get(w.kcp, got)
-		return got
-	}
+	stored := func() *infrav1.Runtime { return w.stored(rt) }
 	pass := func(what string) *corev1.ConfigMap {
 		t.Helper()
 		current, err := readProvisioningInfo(t.Context(), w.runtime)

@@ -238,11 +238,7 @@ func TestApplyAuthenticationRemembersAVerdict(t *testing.T) {
 	rt := newTestRuntime(t, "rt")
 	w := newWorld(t, rt, testShoot(rt))
 	w.steps.verdicts = &verdicts{}
-	stored := func() *infrav1.Runtime {
-		got := rt.DeepCopy()
-		w.get(w.kcp, got)
-		return got
-	}
+	stored := func() *infrav1.Runtime { return w.stored(rt) }
 	// The first pass writes the ConfigMap, the second finds it as asked.
 	for pass := range 2 {
 		if out := w.steps.applyAuthentication(t.Context(), stored()); !fsmtest.Check(t, out, fsmtest.Next(StepApplyShoot)) {

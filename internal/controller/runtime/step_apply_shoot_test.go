@@ -398,11 +398,7 @@ func TestApplyShootRemembersAVerdict(t *testing.T) {
 	rt := newTestRuntime(t, "rt")
 	w := newWorld(t, rt)
 	w.steps.verdicts = &verdicts{}
-	stored := func() *infrav1.Runtime {
-		got := rt.DeepCopy()
-		w.get(w.kcp, got)
-		return got
-	}
+	stored := func() *infrav1.Runtime { return w.stored(rt) }
 	for pass := range 2 {
 		if out := w.steps.applyShoot(t.Context(), stored()); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
 			t.Fatalf("pass %d", pass)

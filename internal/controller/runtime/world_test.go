@@ -262,6 +262,14 @@ func (w *world) get(c client.Client, obj client.Object) {
 	}
 }
 
+// stored returns rt as the control plane holds it now, resourceVersion included.
+func (w *world) stored(rt *infrav1.Runtime) *infrav1.Runtime {
+	w.t.Helper()
+	got := rt.DeepCopy()
+	w.get(w.kcp, got)
+	return got
+}
+
 // absent reports whether c holds no obj of that name and namespace.
 func (w *world) absent(c client.Client, obj client.Object) bool {
 	w.t.Helper()
