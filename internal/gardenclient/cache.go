@@ -16,10 +16,13 @@ const lastApplied = corev1.LastAppliedConfigAnnotation
 // structured-auth ConfigMaps). A shoot keeps what the steps and the shoot watch read
 // (gardener.TrimShoot). A ConfigMap's data is kept once for all that hold the same.
 func Transform(obj any) (any, error) {
+	if shoot, ok := obj.(*gardencorev1beta1.Shoot); ok {
+		// Trimmed first, so that its labels and annotations are copied into maps of the size
+		// that is left.
+		gardener.TrimShoot(shoot)
+	}
 	CompactMeta(obj)
 	switch o := obj.(type) {
-	case *gardencorev1beta1.Shoot:
-		return gardener.TrimShoot(o), nil
 	case *corev1.ConfigMap:
 		// Runtimes that take the landscape's default OIDC provider have the same
 		// authentication configuration: their ConfigMaps share one copy of it.

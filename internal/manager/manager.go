@@ -230,7 +230,7 @@ func (o Options) setupControllers(mgr ctrl.Manager, conn *gardenclient.Connectio
 	cpClient, gardenClient := recorded(rec, mgr, conn.Cluster)
 	err := runtimectrl.Setup(mgr, conn.Cluster, runtimectrl.Config{
 		Options: o.RuntimeOptions, EngineOptions: o.EngineOptions,
-		Client: cpClient, Garden: gardenClient, Recorder: rec, Series: o.Metrics.Runtimes, Shadow: o.Shadow,
+		Client: cpClient, Garden: gardenClient, GardenReader: conn.Cluster.GetAPIReader(), Recorder: rec, Series: o.Metrics.Runtimes, Shadow: o.Shadow,
 		GardenNamespace: render.Namespace, Namespace: o.Namespace, Render: render, ACLConfigMap: o.ACLConfigMap(l, o.Namespace),
 	}, engineOpts...)
 	if err != nil {

@@ -78,6 +78,10 @@ type Config struct {
 	Client client.Client
 	// Garden reaches the Gardener project; it is rate limited, and watched unless UnwatchedShoots.
 	Garden Objects
+	// GardenReader reads the Gardener project past the watch cache, whose shoots have no spec
+	// to compare with the render (gardener.TrimShoot): ApplyShoot reads a shoot's spec from it
+	// when its verdict does not stand. Nil reads through Garden.
+	GardenReader client.Reader
 	// GardenNamespace is the project namespace, garden-<project>.
 	GardenNamespace string
 	// Namespace is the namespace whose Runtimes the controller serves; the shoots of Runtimes

@@ -50,6 +50,10 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		// asks: no render, no drift check (verdicts).
 		return fsm.Next(StepWaitForShoot)
 	}
+	// The cached shoot has no spec to compare: the comparison reads the shoot from Gardener.
+	if current, err = s.wholeShoot(ctx, current); err != nil {
+		return fsm.Fail(err)
+	}
 	opts, err := s.renderOptions(ctx, rt)
 	if err != nil {
 		return fsm.Fail(err)
@@ -60,8 +64,9 @@ func (s steps) applyShoot(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 		return fsm.Fail(err)
 	}
 	setVersionsCondition(rt, p.Kept)
-	if p.Write == ShootWriteNone {
-		// A re-check finds the shoot as the Runtime asks: nothing to write.
+	if p.Write == ShootWriteNone || p.Write == ShootWriteSuspended {
+		// A re-check finds the shoot as the Runtime asks, or the Runtime asks to leave it
+		// alone: nothing to write.
 		s.verdicts.found(verdictShoot, rt, shootVerdict(rt, current, inputs))
 	}
 	if err := s.writeShoot(ctx, rt, p, current); err != nil {
@@ -234,6 +239,22 @@ func (s steps) currentShoot(ctx context.Context, rt *infrav1.Runtime) (*gardenco
 	return shoot, nil
 }
 
+// wholeShoot returns cached, a shoot as the garden cache keeps it, as Gardener has it, spec
+// included: read past the cache (GardenReader). Without a shoot watch (UnwatchedShoots) or a
+// reader past the cache, cached was read from Gardener already and is returned as it is. A shoot
+// the cache still holds but Gardener no longer has fails the pass: the cache has not seen the
+// deletion yet, and the next pass finds the shoot missing.
+func (s steps) wholeShoot(ctx context.Context, cached *gardencorev1beta1.Shoot) (*gardencorev1beta1.Shoot, error) {
+	if cached == nil || s.GardenReader == nil || s.UnwatchedShoots {
+		return cached, nil
+	}
+	shoot := &gardencorev1beta1.Shoot{}
+	if err := s.GardenReader.Get(ctx, client.ObjectKeyFromObject(cached), shoot); err != nil {
+		return nil, fmt.Errorf("read shoot %s from Gardener: %w", cached.Name, err)
+	}
+	return shoot, nil
+}
+
 // setVersionsCondition says whether the shoot runs the versions the Runtime asks for, or which
 // ones were kept higher because Gardener refuses a downgrade.
 func setVersionsCondition(rt *infrav1.Runtime, kept []gardener.KeptVersion) {
@@ -253,8 +274,9 @@ func setVersionsCondition(rt *infrav1.Runtime, kept []gardener.KeptVersion) {
 // before the apply. Gardener merges workers by name, so after an apply that drops a pool, a pool
 // that another field manager also lists (an operator's own apply, say) would stay with only that
 // manager's fields, and Gardener refuses such a half pool (no machine type). So the pools go
-// first, with an update of the whole list guarded by the resourceVersion the shoot was read
-// with: if the shoot changed in between, the update conflicts and the step runs again.
+// first, with a write of the whole list guarded by the resourceVersion the shoot was read
+// with: if the shoot changed in between, the write conflicts and the step runs again. The write
+// names the list alone, so nothing else of the shoot is written back as current has it.
 func (s steps) removeWorkers(ctx context.Context, current *gardencorev1beta1.Shoot, want []gardencorev1beta1.Worker) error {
 	keep := make([]gardencorev1beta1.Worker, 0, len(current.Spec.Provider.Workers))
 	var drop []string
@@ -268,13 +290,16 @@ func (s steps) removeWorkers(ctx context.Context, current *gardencorev1beta1.Sho
 	if len(drop) == 0 {
 		return nil
 	}
-	shoot := current.DeepCopy()
-	shoot.Spec.Provider.Workers = keep
-	// Sent back unchanged, managedFields would be taken as the caller's; left out, the server
-	// records this update as usual.
-	shoot.ManagedFields = nil
-	if err := s.Garden.Update(ctx, shoot, client.FieldOwner(FieldOwner)); err != nil {
-		return ShootWriteError(shoot.Name, fmt.Errorf("remove worker pools %v: %w", drop, err))
+	// A merge patch of the whole list, on the resourceVersion current was read with.
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": current.ResourceVersion},
+		"spec":     map[string]any{"provider": map[string]any{"workers": keep}},
+	})
+	if err != nil {
+		return fmt.Errorf("encode worker pools of shoot %s: %w", current.Name, err)
+	}
+	if err := s.Garden.Patch(ctx, current.DeepCopy(), client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
+		return ShootWriteError(current.Name, fmt.Errorf("remove worker pools %v: %w", drop, err))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -104,7 +105,7 @@ func TestApplyShoot(t *testing.T) {
 			want:    fsmtest.Next(StepWaitForShoot), writes: []string{"apply Shoot"},
 		},
 		{
-			name:     "a worker pool the Runtime dropped goes in an update before the apply",
+			name:     "a worker pool the Runtime dropped goes in a patch of the list before the apply",
 			reason:   "an apply alone cannot remove a list item another manager added",
 			existing: true,
 			change: func(s *gardencorev1beta1.Shoot) {
@@ -112,7 +113,7 @@ func TestApplyShoot(t *testing.T) {
 				extra.Name = "dropped"
 				s.Spec.Provider.Workers = append(s.Spec.Provider.Workers, extra)
 			},
-			want: fsmtest.Next(StepWaitForShoot), writes: []string{"update Shoot", "apply Shoot"},
+			want: fsmtest.Next(StepWaitForShoot), writes: []string{"patch Shoot", "apply Shoot"},
 		},
 		{
 			name:   "Gardener's admission refusing the shoot is the user's to fix",
@@ -437,5 +438,72 @@ func TestApplyShootRemembersAVerdict(t *testing.T) {
 	w.get(w.garden, shoot)
 	if got := shoot.Spec.Provider.Workers[0].Maximum; got != want {
 		t.Errorf("worker maximum %d after the pass, want %d: the verdict hid the drift", got, want)
+	}
+}
+
+// TestApplyShootReadsTheSpecFromGardener runs ApplyShoot as the manager does, on a garden cache
+// whose shoots have no spec to compare (gardener.TrimShoot): the step reads the shoot from
+// Gardener when its verdict does not stand, and only then. A drift of the spec comes with a new
+// generation, which ends the verdict; a new status does not.
+func TestApplyShootReadsTheSpecFromGardener(t *testing.T) {
+	rt := newTestRuntime(t, "rt")
+	w := newWorld(t, rt)
+	w.steps.verdicts = &verdicts{}
+	w.trimGardenCache()
+	// pass runs the step on the stored Runtime and returns how often it read the shoot from
+	// Gardener.
+	pass := func(name string) int {
+		t.Helper()
+		w.resetCalls()
+		if out := w.steps.applyShoot(t.Context(), w.stored(rt)); !fsmtest.Check(t, out, fsmtest.Next(StepWaitForShoot)) {
+			t.Fatalf("%s: the pass did not move on", name)
+		}
+		return w.reads("gardener", "Shoot")
+	}
+	// Gardener changes the shoot: a new spec comes with a new generation.
+	change := func(f func(*gardencorev1beta1.Shoot)) {
+		t.Helper()
+		shoot := testShoot(rt)
+		w.get(w.garden, shoot)
+		f(shoot)
+		if err := w.garden.Update(t.Context(), shoot); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := pass("create"); n != 0 {
+		t.Errorf("the create read the missing shoot from Gardener %d times", n)
+	}
+	change(func(s *gardencorev1beta1.Shoot) { s.Generation = 1 })
+	if n := pass("first re-check"); n != 1 {
+		t.Errorf("the first re-check read the shoot from Gardener %d times, want 1: the cache has no spec to compare", n)
+	}
+	if n := pass("second re-check"); n != 0 || len(w.writes("garden")) > 0 {
+		t.Errorf("the second re-check read the shoot %d times and wrote %v, want neither: the verdict stands", n, w.writes("garden"))
+	}
+	change(func(s *gardencorev1beta1.Shoot) {
+		s.Status.LastOperation = &gardencorev1beta1.LastOperation{Type: gardencorev1beta1.LastOperationTypeReconcile, State: gardencorev1beta1.LastOperationStateSucceeded}
+	})
+	if n := pass("after a new status"); n != 0 {
+		t.Errorf("a new status made the step read the shoot %d times, want 0", n)
+	}
+	// Someone changes the autoscaler maximum behind the manager's back.
+	shoot := testShoot(rt)
+	w.get(w.garden, shoot)
+	want := shoot.Spec.Provider.Workers[0].Maximum
+	change(func(s *gardencorev1beta1.Shoot) { s.Spec.Provider.Workers[0].Maximum += 5; s.Generation = 2 })
+	if n := pass("after the drift"); n != 1 {
+		t.Errorf("the drifted shoot was read %d times, want 1", n)
+	}
+	w.get(w.garden, shoot)
+	if got := shoot.Spec.Provider.Workers[0].Maximum; got != want {
+		t.Errorf("worker maximum %d after the pass, want %d: the drift was not applied back", got, want)
+	}
+	// A shoot the cache still holds but Gardener no longer has fails the pass, naming Gardener.
+	w.fail(fault{store: "gardener", verb: "get", kind: "Shoot", err: apierrors.NewNotFound(schema.GroupResource{Group: gardencorev1beta1.GroupName, Resource: "shoots"}, "rt"), times: 1})
+	change(func(s *gardencorev1beta1.Shoot) { s.Generation = 3 })
+	w.resetCalls()
+	out := w.steps.applyShoot(t.Context(), w.stored(rt))
+	if fsmtest.ResultOf(out).Kind != fsm.KindFail || !strings.Contains(out.String(), "read shoot rt from Gardener") {
+		t.Errorf("a shoot gone from Gardener: outcome %s, want a failure that says it read the shoot from Gardener", out)
 	}
 }

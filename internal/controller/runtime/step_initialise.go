@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -24,7 +26,7 @@ const ReasonRuntimeIDTaken = "RuntimeIDTaken"
 // initialise checks the labels the other steps rely on and the OIDC key sets. It checks that the
 // runtime id and the shoot name are the Runtime's own, and adds the finalizer, so a Runtime is
 // never deleted before its shoot. A Runtime adopted from upstream has its finalizer replaced by this controller's in the same
-// update, so it is never without one. A Runtime whose runtime id or shoot belongs to another
+// write, so it is never without one. A Runtime whose runtime id or shoot belongs to another
 // fails before it gets the finalizer or writes anything.
 func (s steps) initialise(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	for _, l := range infrav1.RequiredRuntimeLabels {
@@ -43,7 +45,7 @@ func (s steps) initialise(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome 
 	}
 	added := controllerutil.AddFinalizer(rt, Finalizer)
 	if controllerutil.RemoveFinalizer(rt, UpstreamFinalizer) || added {
-		if err := s.Client.Update(ctx, rt); err != nil {
+		if err := writeFinalizers(ctx, s.Client, rt); err != nil {
 			return fsm.Fail(fmt.Errorf("add finalizer: %w", err))
 		}
 	}
@@ -145,5 +147,26 @@ func runtimeIDOf(o client.Object) []string {
 	if id := o.GetLabels()[infrav1.LabelRuntimeID]; id != "" {
 		return []string{id}
 	}
+	return nil
+}
+
+// writeFinalizers writes rt's finalizers as they are now, and nothing else: a JSON merge patch
+// of the list, on the resourceVersion rt was read with, so a Runtime changed in between
+// conflicts and the step runs again. An update would write back the whole Runtime as the cache
+// keeps it, and the cache drops what no step reads (kubectl's copy of the last apply among it).
+func writeFinalizers(ctx context.Context, c client.Writer, rt *infrav1.Runtime) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"finalizers": rt.Finalizers, "resourceVersion": rt.ResourceVersion,
+	}})
+	if err != nil {
+		return fmt.Errorf("encode finalizers: %w", err)
+	}
+	// The patch goes out from a copy: the reply would replace rt's status, which the pass may
+	// have changed and the engine writes at its end. rt takes the new resourceVersion.
+	written := rt.DeepCopy()
+	if err := c.Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("write finalizers: %w", err)
+	}
+	rt.ResourceVersion = written.ResourceVersion
 	return nil
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -8,11 +9,14 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
+	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm/fsmtest"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -59,7 +63,7 @@ func TestInitialise(t *testing.T) {
 			want:   fsmtest.Next(StepApplyAuthentication), finalizers: []string{Finalizer},
 		},
 		{
-			name:   "replaces upstream's finalizer in the same update",
+			name:   "replaces upstream's finalizer in the same write",
 			reason: "an adopted Runtime must not keep upstream's finalizer, which no one would remove",
 			change: func(rt *infrav1.Runtime) { rt.Finalizers = []string{UpstreamFinalizer} },
 			want:   fsmtest.Next(StepApplyAuthentication), finalizers: []string{Finalizer},
@@ -114,9 +118,9 @@ func TestInitialise(t *testing.T) {
 			says:   "shoot rt (spec.shoot.name) belongs to Runtime " + testNamespace + "/gone",
 		},
 		{
-			name:   "a conflicting update is retried",
-			reason: "a conflict on the finalizer's update is re-read and retried, not failed",
-			faults: []fault{{store: "kcp", verb: "update", kind: "Runtime", err: apierrors.NewConflict(schema.GroupResource{Resource: "runtimes"}, "rt", errors.New("changed"))}},
+			name:   "a conflicting finalizer write is retried",
+			reason: "a conflict on the finalizer's write is re-read and retried, not failed",
+			faults: []fault{{store: "kcp", verb: "patch", kind: "Runtime", err: apierrors.NewConflict(schema.GroupResource{Resource: "runtimes"}, "rt", errors.New("changed"))}},
 			want:   fsmtest.Plain(retry.ClassConflict, retry.ReasonConflict),
 		},
 	}
@@ -144,5 +148,44 @@ func TestInitialise(t *testing.T) {
 				t.Errorf("finalizers %v, want %v", stored.Finalizers, tt.finalizers)
 			}
 		})
+	}
+}
+
+// TestFinalizerWritesKeepWhatTheCacheDrops checks that adding and removing the finalizer writes
+// the finalizers alone. The steps get a Runtime as the manager's cache keeps it, without
+// kubectl's copy of the last apply (gardenclient.CompactMeta); a write of the whole object
+// would take that copy from the stored Runtime, and a later kubectl apply could no longer tell
+// which fields it set.
+func TestFinalizerWritesKeepWhatTheCacheDrops(t *testing.T) {
+	const lastApplied = corev1.LastAppliedConfigAnnotation
+	rt := newTestRuntime(t, "rt")
+	rt.Annotations = map[string]string{lastApplied: `{"kind":"Runtime"}`}
+	w := newWorld(t, rt)
+	cached := func() *infrav1.Runtime {
+		got := w.stored(rt)
+		gardenclient.CompactMeta(got)
+		if _, ok := got.Annotations[lastApplied]; ok {
+			t.Fatal("the cache's transform kept the last-applied annotation: the test would not see a write of the whole Runtime")
+		}
+		return got
+	}
+	for _, step := range []struct {
+		name string
+		run  func(context.Context, *infrav1.Runtime) fsm.Outcome
+		want []string
+	}{
+		{"Initialise", w.steps.initialise, []string{Finalizer}},
+		{"RemoveFinalizer", w.steps.removeFinalizer, nil},
+	} {
+		if got := fsmtest.ResultOf(step.run(t.Context(), cached())); got.Kind == fsm.KindFail {
+			t.Fatalf("%s failed: %+v", step.name, got)
+		}
+		stored := w.stored(rt)
+		if !slices.Equal(stored.Finalizers, step.want) {
+			t.Errorf("after %s: finalizers %v, want %v", step.name, stored.Finalizers, step.want)
+		}
+		if stored.Annotations[lastApplied] == "" {
+			t.Errorf("after %s: the stored Runtime lost its %s annotation", step.name, lastApplied)
+		}
 	}
 }

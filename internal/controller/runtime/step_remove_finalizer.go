@@ -16,7 +16,7 @@ import (
 func (s steps) removeFinalizer(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
 	upstream := controllerutil.RemoveFinalizer(rt, UpstreamFinalizer)
 	if controllerutil.RemoveFinalizer(rt, Finalizer) || upstream {
-		if err := client.IgnoreNotFound(s.Client.Update(ctx, rt)); err != nil {
+		if err := client.IgnoreNotFound(writeFinalizers(ctx, s.Client, rt)); err != nil {
 			return fsm.Fail(fmt.Errorf("remove finalizer: %w", err))
 		}
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // TestRemoveFinalizer covers the last step of a deletion: this controller's and upstream's
-// finalizer go in one update, anyone else's stays.
+// finalizer go in one write, anyone else's stays.
 func TestRemoveFinalizer(t *testing.T) {
 	const someoneElse = "example.com/someone-else"
 	tests := []struct {
@@ -31,28 +31,28 @@ func TestRemoveFinalizer(t *testing.T) {
 		left   []string
 	}{
 		{
-			name:       "removes both finalizers in one update",
+			name:       "removes both finalizers in one write",
 			reason:     "an adopted Runtime carries upstream's finalizer too, and no one else would remove it",
 			finalizers: []string{Finalizer, UpstreamFinalizer},
-			want:       fsmtest.Done(), writes: []string{"update Runtime"},
+			want:       fsmtest.Done(), writes: []string{"patch Runtime"},
 		},
 		{
 			name:       "removes the controller's finalizer",
 			reason:     "the finalizer is the last thing that keeps a deleted Runtime",
 			finalizers: []string{Finalizer},
-			want:       fsmtest.Done(), writes: []string{"update Runtime"},
+			want:       fsmtest.Done(), writes: []string{"patch Runtime"},
 		},
 		{
 			name:       "removes upstream's finalizer of a Runtime deleted before it was adopted",
 			reason:     "a Runtime deleted before its adoption must not hang on upstream's finalizer",
 			finalizers: []string{UpstreamFinalizer},
-			want:       fsmtest.Done(), writes: []string{"update Runtime"},
+			want:       fsmtest.Done(), writes: []string{"patch Runtime"},
 		},
 		{
 			name:       "leaves someone else's finalizer",
 			reason:     "other controllers' finalizers are theirs to remove",
 			finalizers: []string{someoneElse, Finalizer},
-			want:       fsmtest.Done(), writes: []string{"update Runtime"}, left: []string{someoneElse},
+			want:       fsmtest.Done(), writes: []string{"patch Runtime"}, left: []string{someoneElse},
 		},
 		{
 			name:       "a Runtime without either finalizer is not written",
@@ -65,15 +65,15 @@ func TestRemoveFinalizer(t *testing.T) {
 			reason:     "a Runtime that is gone has nothing left to remove",
 			finalizers: []string{Finalizer},
 			gone:       true,
-			want:       fsmtest.Done(), writes: []string{"update Runtime"},
+			want:       fsmtest.Done(), writes: []string{"patch Runtime"},
 		},
 		{
-			name:       "a failed update fails and keeps the finalizers",
-			reason:     "a failed update is retried, not taken for done",
+			name:       "a failed write fails and keeps the finalizers",
+			reason:     "a failed write is retried, not taken for done",
 			finalizers: []string{Finalizer, UpstreamFinalizer},
-			faults:     []fault{{store: "kcp", verb: "update", kind: "Runtime", err: unavailable()}},
+			faults:     []fault{{store: "kcp", verb: "patch", kind: "Runtime", err: unavailable()}},
 			want:       fsmtest.Plain(retry.ClassTransient, retry.ReasonServiceUnavailable),
-			writes:     []string{"update Runtime"}, left: []string{Finalizer, UpstreamFinalizer},
+			writes:     []string{"patch Runtime"}, left: []string{Finalizer, UpstreamFinalizer},
 		},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,11 @@
 package runtime
 
 import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strconv"
 	"sync"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -8,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 )
 
 // verdicts remembers, per Runtime, on which inputs a step last found that it had nothing to
@@ -94,11 +100,33 @@ func versionsOf(rt *infrav1.Runtime, objs []client.Object, extra ...string) stri
 	return on
 }
 
-// shootVerdict is what ApplyShoot's verdict is reached on: the Runtime, the shoot as Gardener
-// has it, and the landscape inputs' fingerprint.
+// shootVerdict is what ApplyShoot's verdict is reached on: the Runtime, the landscape inputs'
+// fingerprint, and of the shoot as Gardener has it what the drift check compares: its spec, by
+// its generation (Gardener increases it with every change of the spec), and its labels and
+// annotations, by a digest of those the garden cache keeps. A change of the shoot's status
+// leaves the verdict standing, so it is the same on the cached shoot, which has no spec to
+// compare (gardener.TrimShoot), and on the shoot read from Gardener. A shoot without a
+// generation (no shoot Gardener serves) is taken by its resourceVersion.
 func shootVerdict(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, inputs string) string {
 	if shoot == nil {
 		return ""
 	}
-	return versionsOf(rt, []client.Object{shoot}, inputs)
+	if shoot.Generation == 0 {
+		return versionsOf(rt, []client.Object{shoot}, inputs)
+	}
+	return versionsOf(rt, nil, string(shoot.UID)+"/"+strconv.FormatInt(shoot.Generation, 10)+"/"+metadataDigest(shoot), inputs)
+}
+
+// metadataDigest is a digest of the labels and annotations of shoot that the garden cache keeps
+// (all but Gardener's own, gardener.GardenerKey).
+func metadataDigest(shoot *gardencorev1beta1.Shoot) string {
+	h := fnv.New64a()
+	for i, m := range []map[string]string{shoot.Labels, shoot.Annotations} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !gardener.GardenerKey(k) {
+				fmt.Fprintf(h, "%d\x00%s\x00%s\x00", i, k, m[k])
+			}
+		}
+	}
+	return strconv.FormatUint(h.Sum64(), 36)
 }

@@ -361,3 +361,37 @@ func testShoot(rt *infrav1.Runtime) *gardencorev1beta1.Shoot {
 func findCondition(rt *infrav1.Runtime, typ string) *metav1.Condition {
 	return meta.FindStatusCondition(rt.Status.Conditions, typ)
 }
+
+// trimGardenCache makes the steps read the garden as the manager does: shoots through Garden as
+// the watch cache keeps them (gardener.TrimShoot), and past the cache through GardenReader,
+// whose reads are recorded in the store "gardener".
+func (w *world) trimGardenCache() {
+	w.steps.Garden = trimmedGarden{Client: w.garden}
+	w.steps.GardenReader = recordedReader{w: w, Reader: w.garden}
+}
+
+// trimmedGarden returns shoots trimmed as the garden cache keeps them.
+type trimmedGarden struct{ client.Client }
+
+func (g trimmedGarden) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := g.Client.Get(ctx, key, obj, opts...); err != nil {
+		return err //nolint:wrapcheck // the store's error, as the cache returns it.
+	}
+	if shoot, ok := obj.(*gardencorev1beta1.Shoot); ok {
+		gardener.TrimShoot(shoot)
+	}
+	return nil
+}
+
+// recordedReader records its reads in the world's store "gardener" before it makes them.
+type recordedReader struct {
+	w *world
+	client.Reader
+}
+
+func (r recordedReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := r.w.call("gardener", "get", kindOf(scheme(r.w.t), obj)); err != nil {
+		return err
+	}
+	return r.Reader.Get(ctx, key, obj, opts...) //nolint:wrapcheck // the store's error, as Gardener returns it.
+}
