@@ -5,9 +5,9 @@
 // and lets every object point at it. The strings stay the same, so no reader can tell.
 //
 // Interning a string that no other object holds costs memory: the table keeps an entry for it,
-// about 70 bytes. So only strings that repeat across a fleet are worth it: label and
-// annotation keys (Keys, Meta), and the settings of a spec (Strings). Names, ids and hashes
-// are not.
+// about 70 bytes. So only strings that repeat are worth it: label and annotation keys, the
+// names and ids a runtime's objects carry each several times (Meta), and the settings of a
+// spec (Strings). Hashes and messages are not.
 package intern
 
 import (
@@ -28,23 +28,42 @@ func String(s string) string {
 // Keys returns m with its keys shared, in a map of its size; the values stay as they are.
 // Label and annotation keys repeat in every object of a kind.
 func Keys(m map[string]string) map[string]string {
+	return shared(m, 0)
+}
+
+// shared returns m with its keys shared, and its values no longer than valueMax bytes, in a
+// map of its size.
+func shared(m map[string]string, valueMax int) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
+		if len(v) <= valueMax {
+			v = String(v)
+		}
 		out[String(k)] = v
 	}
 	return out
 }
 
-// Meta shares the label and annotation keys of obj.
+// labelValueMax is the longest a label value may be.
+const labelValueMax = 63
+
+// Meta shares the namespace, the name, the label keys and values and the annotation keys of
+// obj, and the annotation values no longer than a label value. A runtime's objects repeat its
+// ids: a Runtime is named after its runtime id, which its labels, its GardenerCluster's name
+// and labels and its shoot's labels and annotations carry again, and the shoot's name is a
+// label of the Runtime and part of its spec. Shared, they are held once per runtime instead of
+// about ten times. Longer annotation values (a description, a configuration) seldom repeat.
 func Meta(obj metav1.Object) {
+	obj.SetNamespace(String(obj.GetNamespace()))
+	obj.SetName(String(obj.GetName()))
 	if l := obj.GetLabels(); len(l) > 0 {
-		obj.SetLabels(Keys(l))
+		obj.SetLabels(shared(l, labelValueMax))
 	}
 	if a := obj.GetAnnotations(); len(a) > 0 {
-		obj.SetAnnotations(Keys(a))
+		obj.SetAnnotations(shared(a, labelValueMax))
 	}
 }
 

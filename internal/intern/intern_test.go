@@ -2,6 +2,7 @@ package intern_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -78,8 +79,11 @@ func TestStringsSharesTheSettingsOfASpec(t *testing.T) {
 	}
 }
 
-func TestMetaSharesKeysNotValues(t *testing.T) {
-	a, b := decoded(t, sampleShoot())
+func TestMetaSharesKeysNamesAndShortValues(t *testing.T) {
+	shoot := sampleShoot()
+	shoot.Namespace = "garden-kyma"
+	shoot.Annotations["description"] = strings.Repeat("a long annotation value ", 4)
+	a, b := decoded(t, shoot)
 	want := a.DeepCopy()
 	intern.Meta(a)
 	intern.Meta(b)
@@ -90,13 +94,25 @@ func TestMetaSharesKeysNotValues(t *testing.T) {
 		if !sameData(k, keyOf(b.Labels, k)) {
 			t.Errorf("label key %q is held twice", k)
 		}
+		if !sameData(a.Labels[k], b.Labels[k]) {
+			t.Errorf("the value of label %q is held twice", k)
+		}
 	}
-	// Values such as a runtime id are one per object: interning them would only cost.
-	if sameData(a.Labels["kyma-project.io/runtime-id"], b.Labels["kyma-project.io/runtime-id"]) {
-		t.Error("label values are interned; Meta shares keys only")
+	for k := range a.Annotations {
+		if !sameData(k, keyOf(b.Annotations, k)) {
+			t.Errorf("annotation key %q is held twice", k)
+		}
 	}
-	if !sameData(mapKey(a.Annotations), mapKey(b.Annotations)) {
-		t.Error("the annotation key is held twice")
+	if !sameData(a.Name, b.Name) || !sameData(a.Namespace, b.Namespace) {
+		t.Error("the name or the namespace is held twice")
+	}
+	const hash = "infrastructuremanager.kyma-project.io/applied-hash"
+	if !sameData(a.Annotations[hash], b.Annotations[hash]) {
+		t.Error("a short annotation value is held twice")
+	}
+	// Long values seldom repeat: interning them would only cost.
+	if sameData(a.Annotations["description"], b.Annotations["description"]) {
+		t.Error("a long annotation value is shared")
 	}
 }
 

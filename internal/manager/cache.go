@@ -1,9 +1,12 @@
 package manager
 
 import (
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
 	"github.com/runtime-ops/infrastructure-manager/internal/intern"
+	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 )
 
 // ControlPlaneTransform is the transform of the cache of the manager's namespace (Runtimes,
@@ -17,6 +20,22 @@ func ControlPlaneTransform(obj any) (any, error) {
 	case *infrav1.Runtime:
 		intern.Strings(&o.Spec)
 		intern.Conditions(o.Status.Conditions)
+		// The words of the state, the step and the shoot's last operation repeat across
+		// the fleet; so do the landscape inputs most Runtimes were last checked on.
+		st := &o.Status
+		st.State = fsmv1.State(intern.String(string(st.State)))
+		st.ObservedInputs = intern.String(st.ObservedInputs)
+		if st.Step != nil {
+			st.Step.Name = intern.String(st.Step.Name)
+		}
+		if op := st.ShootLastOperation; op != nil {
+			op.Description = intern.String(op.Description)
+			op.Type = gardencorev1beta1.LastOperationType(intern.String(string(op.Type)))
+			op.State = gardencorev1beta1.LastOperationState(intern.String(string(op.State)))
+		}
+		if g := st.Gardener; g != nil && g.LastOperation != nil {
+			intern.Strings(g.LastOperation)
+		}
 	case *infrav1.GardenerCluster:
 		intern.Strings(&o.Spec)
 		intern.Conditions(o.Status.Conditions)

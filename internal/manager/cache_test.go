@@ -5,9 +5,11 @@ import (
 	"testing"
 	"unsafe"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
 )
 
 // TestControlPlaneTransformKeepsRepeatedStringsOnce checks that the cache of the manager's
@@ -17,6 +19,11 @@ func TestControlPlaneTransformKeepsRepeatedStringsOnce(t *testing.T) {
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
 	rt.Spec.Shoot.Region = "eu-central-1"
 	rt.Status.Conditions = []metav1.Condition{{Type: "Provisioned", Status: metav1.ConditionTrue, Reason: "ShootReady", Message: "Shoot c-1 is reconciled"}}
+	rt.Status.State, rt.Status.ObservedInputs = fsmv1.StateReady, "acl:4f2a"
+	rt.Status.Step = &fsmv1.StepStatus{Name: "WaitForShoot"}
+	rt.Status.ShootLastOperation = &gardencorev1beta1.LastOperation{Type: gardencorev1beta1.LastOperationTypeReconcile,
+		State: gardencorev1beta1.LastOperationStateSucceeded, Description: "Shoot cluster has been successfully reconciled."}
+	rt.Status.Gardener = &infrav1.GardenerStatus{LastOperation: &infrav1.LastOperation{Type: "Reconcile", State: "Succeeded", Description: "reconciled"}}
 	data, err := json.Marshal(rt)
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +54,13 @@ func TestControlPlaneTransformKeepsRepeatedStringsOnce(t *testing.T) {
 		"spec.shoot.region": {a.Spec.Shoot.Region, b.Spec.Shoot.Region},
 		"condition type":    {a.Status.Conditions[0].Type, b.Status.Conditions[0].Type},
 		"condition reason":  {a.Status.Conditions[0].Reason, b.Status.Conditions[0].Reason},
+		"name":              {a.Name, b.Name},
+		"label value":       {a.Labels[infrav1.LabelRuntimeID], b.Labels[infrav1.LabelRuntimeID]},
+		"state":             {string(a.Status.State), string(b.Status.State)},
+		"observed inputs":   {a.Status.ObservedInputs, b.Status.ObservedInputs},
+		"step":              {a.Status.Step.Name, b.Status.Step.Name},
+		"shoot operation":   {a.Status.ShootLastOperation.Description, b.Status.ShootLastOperation.Description},
+		"Gardener's state":  {a.Status.Gardener.LastOperation.State, b.Status.Gardener.LastOperation.State},
 	} {
 		if pair[0] != pair[1] || unsafe.StringData(pair[0]) != unsafe.StringData(pair[1]) {
 			t.Errorf("%s: each copy keeps its own %q", path, pair[0])
