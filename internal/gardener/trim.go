@@ -17,7 +17,7 @@ import (
 //
 // The trim keeps:
 //   - the metadata but the managedFields, with the labels and annotations Gardener writes for
-//     itself dropped (GardenerKey): their values change as Gardener works, and no step reads
+//     itself dropped (OwnKey): their values change as Gardener works, and no step reads
 //     them;
 //   - of the spec, what the steps besides ApplyShoot read: the seed, the domain, the IP families
 //     and the infrastructure configuration (the provisioning info and the GardenerCluster
@@ -31,8 +31,8 @@ import (
 // (package intern). It trims shoot in place and returns it.
 func TrimShoot(shoot *gardencorev1beta1.Shoot) *gardencorev1beta1.Shoot {
 	shoot.ManagedFields = nil
-	shoot.Labels = withoutGardenerKeys(shoot.Labels)
-	shoot.Annotations = withoutGardenerKeys(shoot.Annotations)
+	shoot.Labels = withoutOwnKeys(shoot.Labels)
+	shoot.Annotations = withoutOwnKeys(shoot.Annotations)
 	shoot.Spec = specStepsRead(&shoot.Spec)
 	shoot.Status = gardencorev1beta1.ShootStatus{
 		LastOperation:       shoot.Status.LastOperation,
@@ -72,7 +72,7 @@ func specStepsRead(spec *gardencorev1beta1.ShootSpec) gardencorev1beta1.ShootSpe
 
 // gardenerKeys are labels and annotations that Gardener puts on a shoot for its own work:
 // which extensions, seed and operating system it uses, who created it, and the tasks of the
-// running operation. The render sets none of them (TestRenderSetsNoGardenerKey), and no step
+// running operation. The render sets none of them (TestRenderSetsNoKeyOfGardenersOwn), and no step
 // reads them.
 var gardenerKeys = map[string]bool{
 	"gardener.cloud/created-by":   true,
@@ -81,11 +81,11 @@ var gardenerKeys = map[string]bool{
 	"gardener.cloud/timestamp":    true,
 }
 
-// GardenerKey reports whether key is a label or annotation Gardener writes on a shoot for its
+// OwnKey reports whether key is a label or annotation Gardener writes on a shoot for its
 // own work: one of gardenerKeys, or one in an extension's (*.extensions.gardener.cloud) or a
 // seed's (name.seed.gardener.cloud) domain. The garden cache drops them, so a change of them is
 // no change of the shoot to ApplyShoot's verdict either.
-func GardenerKey(key string) bool {
+func OwnKey(key string) bool {
 	if gardenerKeys[key] {
 		return true
 	}
@@ -93,11 +93,11 @@ func GardenerKey(key string) bool {
 	return ok && (strings.HasSuffix(prefix, ".extensions.gardener.cloud") || prefix == "name.seed.gardener.cloud")
 }
 
-// withoutGardenerKeys returns m without Gardener's own keys (GardenerKey), nil when nothing is
+// withoutOwnKeys returns m without Gardener's own keys (OwnKey), nil when nothing is
 // left.
-func withoutGardenerKeys(m map[string]string) map[string]string {
+func withoutOwnKeys(m map[string]string) map[string]string {
 	for k := range m {
-		if GardenerKey(k) {
+		if OwnKey(k) {
 			delete(m, k)
 		}
 	}

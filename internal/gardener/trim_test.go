@@ -26,7 +26,7 @@ func TestTrimShoot(t *testing.T) {
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "infrastructure-manager"}}}}
 	shoot.Spec = gardencorev1beta1.ShootSpec{
 		Region: "eu-1", SeedName: ptr.To("aws-eu-1"),
-		DNS:        &gardencorev1beta1.DNS{Domain: ptr.To("s1.kyma.example"), Providers: []gardencorev1beta1.DNSProvider{{Type: ptr.To("aws-route53")}}},
+		DNS:        &gardencorev1beta1.DNS{Domain: ptr.To("s1.kyma.example")},
 		Networking: &gardencorev1beta1.Networking{Type: ptr.To("calico"), IPFamilies: []gardencorev1beta1.IPFamily{gardencorev1beta1.IPFamilyIPv4}},
 		Provider: gardencorev1beta1.Provider{Type: "aws", InfrastructureConfig: infra, ControlPlaneConfig: &runtime.RawExtension{Raw: []byte(`{}`)},
 			Workers: []gardencorev1beta1.Worker{{Name: "cpu-worker-0", Minimum: 1, Maximum: 3}}},
@@ -60,9 +60,9 @@ func TestTrimShoot(t *testing.T) {
 	}
 }
 
-// TestGardenerKey names the keys the garden cache drops as Gardener's own, and keeps the ones a
+// TestOwnKey names the keys the garden cache drops as Gardener's own, and keeps the ones a
 // step reads or the render sets, Gardener's domain or not.
-func TestGardenerKey(t *testing.T) {
+func TestOwnKey(t *testing.T) {
 	for key, want := range map[string]bool{
 		"provider.extensions.gardener.cloud/aws":                              true,
 		"extensions.extensions.gardener.cloud/shoot-dns-service":              true,
@@ -82,8 +82,8 @@ func TestGardenerKey(t *testing.T) {
 		"extensions.gardener.cloud":                                           false,
 		"example.com/provider.extensions.gardener.cloud":                      false,
 	} {
-		if got := GardenerKey(key); got != want {
-			t.Errorf("GardenerKey(%q) = %v, want %v", key, got, want)
+		if got := OwnKey(key); got != want {
+			t.Errorf("OwnKey(%q) = %v, want %v", key, got, want)
 		}
 	}
 }

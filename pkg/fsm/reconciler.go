@@ -20,7 +20,7 @@ import (
 // it could not read the object or write the status; everything else is in the engine's result.
 //
 // It decides on the state it wrote last: it remembers the resourceVersion its last write left
-// each object at, and when the cache holds another one (the informer has not seen the write yet,
+// each object at until the cache holds it, and when the cache holds another one (the informer has not seen the write yet,
 // or is reconnecting after an API server restart), it reads the object from the API server
 // instead. So a step that moved on is never run again from a stale copy, and no status patch is
 // built on one.
@@ -71,8 +71,10 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	read := obj.GetResourceVersion()
 	res := r.engine.Reconcile(ctx, obj)
-	if err := r.patchStatus(ctx, obj, before); err != nil {
+	wrote, err := r.patchStatus(ctx, obj, before)
+	if err != nil {
 		if stopping(ctx) {
 			// The manager is stopping: the write failed with its context, and the status the
 			// API server holds is where the next process starts.
@@ -88,7 +90,10 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		r.remember(req.NamespacedName, "")
 		return ctrl.Result{}, fmt.Errorf("patch status of %s: %w", req.NamespacedName, err)
 	}
-	r.remember(req.NamespacedName, obj.GetResourceVersion())
+	if wrote || obj.GetResourceVersion() != read {
+		// This pass wrote the status, or a step wrote the object itself.
+		r.remember(req.NamespacedName, obj.GetResourceVersion())
+	}
 	return res, nil
 }
 
@@ -99,8 +104,14 @@ func (r *Reconciler[T]) get(ctx context.Context, key types.NamespacedName) (T, e
 	err := r.client.Get(ctx, key, obj)
 	r.mu.Lock()
 	want, wrote := r.written[key]
+	caughtUp := wrote && err == nil && obj.GetResourceVersion() == want
+	if caughtUp {
+		// The cache holds the last write: there is nothing left to remember until the next
+		// one, so a quiet fleet's versions are not kept twice.
+		delete(r.written, key)
+	}
 	r.mu.Unlock()
-	if !wrote || (err == nil && obj.GetResourceVersion() == want) {
+	if !wrote || caughtUp {
 		return obj, err //nolint:wrapcheck // the caller wraps it.
 	}
 	fresh := r.newObj()
@@ -124,24 +135,25 @@ func (r *Reconciler[T]) forget(key types.NamespacedName) {
 }
 
 // patchStatus writes what changed in the status since before as a JSON merge patch of the status
-// alone, and nothing when nothing changed. Steps may have updated the object itself meanwhile;
-// the patch carries no resourceVersion, so it does not conflict with them.
-func (r *Reconciler[T]) patchStatus(ctx context.Context, obj T, before []byte) error {
+// alone, and nothing when nothing changed; it reports whether it wrote. Steps may have updated
+// the object itself meanwhile; the patch carries no resourceVersion, so it does not conflict
+// with them.
+func (r *Reconciler[T]) patchStatus(ctx context.Context, obj T, before []byte) (bool, error) {
 	after, err := statusJSON(obj)
 	if err != nil {
-		return err
+		return false, err
 	}
 	patch, err := jsonpatch.CreateMergePatch(before, after)
 	if err != nil {
-		return fmt.Errorf("compute status patch: %w", err)
+		return false, fmt.Errorf("compute status patch: %w", err)
 	}
 	if string(patch) == "{}" {
-		return nil
+		return false, nil
 	}
 	if err := r.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("patch: %w", err)
+		return false, fmt.Errorf("patch: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // statusJSON returns {"status": ...} of an object. It encodes the object's status field alone

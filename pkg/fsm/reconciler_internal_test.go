@@ -52,3 +52,10 @@ func TestStatusJSONEncodesTheStatusAlone(t *testing.T) {
 		}
 	}
 }
+
+// Remembered is how many objects r remembers a write of, for the tests.
+func (r *Reconciler[T]) Remembered() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.written)
+}

@@ -82,10 +82,10 @@ func TestTrimmedShootAnswersTheSame(t *testing.T) {
 	}
 }
 
-// TestRenderSetsNoGardenerKey checks that the render sets no label or annotation that the
-// garden cache drops as Gardener's own (gardener.GardenerKey): ApplyShoot's verdict would not
+// TestRenderSetsNoKeyOfGardenersOwn checks that the render sets no label or annotation that the
+// garden cache drops as Gardener's own (gardener.OwnKey): ApplyShoot's verdict would not
 // see a change of it.
-func TestRenderSetsNoGardenerKey(t *testing.T) {
+func TestRenderSetsNoKeyOfGardenersOwn(t *testing.T) {
 	landscapes := map[string]gardener.RenderOptions{
 		"realistic": loadLandscape(t, "converter_config.json", landscape.Options{AuditLogMandatory: true}),
 		"minimal":   loadLandscape(t, "minimal.json", landscape.Options{}),
@@ -99,7 +99,7 @@ func TestRenderSetsNoGardenerKey(t *testing.T) {
 			}
 			for _, m := range []map[string]string{r.Shoot.Labels, r.Shoot.Annotations} {
 				for k := range m {
-					if gardener.GardenerKey(k) {
+					if gardener.OwnKey(k) {
 						t.Errorf("%s under %s: the render sets %s, which the garden cache drops", filepath.Base(file), lname, k)
 					}
 				}

@@ -38,10 +38,24 @@ const (
 	verdictSteps
 )
 
-// runtimeVerdicts are one Runtime's verdicts: per step, the inputs it was reached on ("" none).
+// runtimeVerdicts are one Runtime's verdicts: per step, a digest of the inputs it was reached on
+// (zero: none). A digest of 128 bits keeps a fleet's verdicts small, with no practical chance
+// that other inputs match it.
 type runtimeVerdicts struct {
 	uid types.UID
-	on  [verdictSteps]string
+	on  [verdictSteps]inputsDigest
+}
+
+// inputsDigest is the digest of a verdict's inputs.
+type inputsDigest [16]byte
+
+// digestOf returns the digest of the inputs on.
+func digestOf(on string) inputsDigest {
+	h := fnv.New128a()
+	_, _ = h.Write([]byte(on)) // A hash never fails to write.
+	var d inputsDigest
+	h.Sum(d[:0])
+	return d
 }
 
 // holds reports whether step found nothing to write for rt on the inputs on. A nil verdicts
@@ -55,7 +69,7 @@ func (v *verdicts) holds(step verdictStep, rt *infrav1.Runtime, on string) bool 
 		return false
 	}
 	r := got.(runtimeVerdicts)
-	return r.uid == rt.UID && r.on[step] == on
+	return r.uid == rt.UID && r.on[step] == digestOf(on)
 }
 
 // found records that step found nothing to write for rt on the inputs on. The calls for one
@@ -70,7 +84,7 @@ func (v *verdicts) found(step verdictStep, rt *infrav1.Runtime, on string) {
 	if got, ok := v.m.Load(key); ok && got.(runtimeVerdicts).uid == rt.UID {
 		r = got.(runtimeVerdicts)
 	}
-	r.on[step] = on
+	r.on[step] = digestOf(on)
 	v.m.Store(key, r)
 }
 
@@ -118,12 +132,12 @@ func shootVerdict(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, inputs st
 }
 
 // metadataDigest is a digest of the labels and annotations of shoot that the garden cache keeps
-// (all but Gardener's own, gardener.GardenerKey).
+// (all but Gardener's own, gardener.OwnKey).
 func metadataDigest(shoot *gardencorev1beta1.Shoot) string {
 	h := fnv.New64a()
 	for i, m := range []map[string]string{shoot.Labels, shoot.Annotations} {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if !gardener.GardenerKey(k) {
+			if !gardener.OwnKey(k) {
 				fmt.Fprintf(h, "%d\x00%s\x00%s\x00", i, k, m[k])
 			}
 		}

@@ -375,7 +375,7 @@ type trimmedGarden struct{ client.Client }
 
 func (g trimmedGarden) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if err := g.Client.Get(ctx, key, obj, opts...); err != nil {
-		return err //nolint:wrapcheck // the store's error, as the cache returns it.
+		return err
 	}
 	if shoot, ok := obj.(*gardencorev1beta1.Shoot); ok {
 		gardener.TrimShoot(shoot)
@@ -393,5 +393,5 @@ func (r recordedReader) Get(ctx context.Context, key client.ObjectKey, obj clien
 	if err := r.w.call("gardener", "get", kindOf(scheme(r.w.t), obj)); err != nil {
 		return err
 	}
-	return r.Reader.Get(ctx, key, obj, opts...) //nolint:wrapcheck // the store's error, as Gardener returns it.
+	return r.Reader.Get(ctx, key, obj, opts...)
 }
