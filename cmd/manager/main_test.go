@@ -221,10 +221,10 @@ func TestMemoryLimit(t *testing.T) {
 		process, heap    int64
 		source           string
 	}{
-		{name: "flag", flag: "150Mi", self: v1Self, process: 150 << 20, heap: 102 << 20, source: "--memory-limit"},
+		{name: "flag", flag: "150Mi", self: v1Self, process: 150 << 20, heap: 94 << 20, source: "--memory-limit"},
 		{name: "small flag keeps half for the heap", flag: "64Mi", process: 64 << 20, heap: 32 << 20, source: "--memory-limit"},
 		{name: "flag 0 is none", flag: "0", self: v1Self, source: "--memory-limit"},
-		{name: "own v1 cgroup", self: v1Self, process: 300 << 20, heap: 252 << 20, source: filepath.Join(root, "memory/pod1/memory.limit_in_bytes")},
+		{name: "own v1 cgroup", self: v1Self, process: 300 << 20, heap: 244 << 20, source: filepath.Join(root, "memory/pod1/memory.limit_in_bytes")},
 		{name: "root v1 without a limit", self: "4:memory:/elsewhere\n", source: filepath.Join(root, "memory/memory.limit_in_bytes") + " (none)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
