@@ -49,7 +49,11 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		return res, err
 	}
 	defer t.stop()
-	m, err := s.startManager(ctx, r, "--runtime-recheck-interval", p.P4Recheck.String())
+	args := []string{"--runtime-recheck-interval", p.P4Recheck.String()}
+	if *p4MemoryLimit != "" && r.policy != baseline {
+		args = append(args, "--memory-limit", *p4MemoryLimit)
+	}
+	m, err := s.startManager(ctx, r, args...)
 	if err != nil {
 		return res, err
 	}
