@@ -213,7 +213,7 @@ func writeP3(w func(string, ...any), res *results) {
 func writeP4(w func(string, ...any), res *results) {
 	w("## P4 quiet fleet")
 	w("")
-	w("Ready Runtimes with a fresh manager process, measured over a window after it settled. So that every Runtime is re-checked within the window, it runs with `--runtime-recheck-interval` at half the window (the default is 30 minutes): the request rates are those of that re-check rate, and scale down with the default. The simulator's shared shoot mode gives every runtime one cluster, so each Runtime's kyma-system/kyma-provisioning-info ConfigMap is the same object. It names its runtime (runtimeID, instanceID), so Runtimes sharing a cluster disagree on it, and each re-check writes it again: this manager's runtime-cluster writes, one per re-check, are that, where a cluster of its own would hold each runtime's copy unchanged. A re-check that finds nothing to change writes no status: the manager keeps its time in memory. A new process spreads its first re-checks over one interval, by the Runtime's uid, so a restart does not re-check the whole fleet at once. Both run without a memory limit. Peak RSS is split into anonymous memory (heap, stacks) and the pages of files, nearly all the executable's.")
+	w("Ready Runtimes with a fresh manager process, measured over a window after it settled. So that every Runtime is re-checked within the window, it runs with `--runtime-recheck-interval` at half the window (the default is 30 minutes): the request rates are those of that re-check rate, and scale down with the default. The simulator's shared shoot mode gives every runtime one cluster, so each Runtime's kyma-system/kyma-provisioning-info ConfigMap is the same object. It names its runtime (runtimeID, instanceID), so Runtimes sharing a cluster disagree on it, and each re-check writes it again: this manager's runtime-cluster writes, one per re-check, are that, where a cluster of its own would hold each runtime's copy unchanged. A re-check that finds nothing to change writes no status: the manager keeps its time in memory. A new process spreads its first re-checks over one interval, by the Runtime's uid, so a restart does not re-check the whole fleet at once; it reads each shoot once from Gardener at its first re-check, since its cache keeps no shoot spec to compare with. %s Peak RSS is split into anonymous memory (heap, stacks) and the pages of files, nearly all the executable's.", p4LimitSentence())
 	w("")
 	w("| Policy | N | Window | Re-check interval | Re-checks | Peak RSS (anonymous + files) | CPU | Gardener requests/min | Gardener writes | Runtime-cluster requests/min | Runtime-cluster writes | Control-plane requests/min | Control-plane writes/min |")
 	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -469,4 +469,12 @@ func overrides() string {
 		return ""
 	}
 	return ", with `" + strings.Join(set, " ") + "`"
+}
+
+// p4LimitSentence says under which memory limit P4 ran the managers.
+func p4LimitSentence() string {
+	if *p4MemoryLimit == "" {
+		return "Both run without a memory limit."
+	}
+	return "This manager runs with `--memory-limit=" + *p4MemoryLimit + "` (-p4-memory-limit), the baseline without a limit."
 }
