@@ -20,10 +20,10 @@ import (
 // it could not read the object or write the status; everything else is in the engine's result.
 //
 // It decides on the state it wrote last: it remembers the resourceVersion its last write left
-// each object at until the cache holds it, and when the cache holds another one (the informer has not seen the write yet,
-// or is reconnecting after an API server restart), it reads the object from the API server
-// instead. So a step that moved on is never run again from a stale copy, and no status patch is
-// built on one.
+// each object at until the cache holds it, and while the cache holds another one (the informer
+// has not seen the write yet, or is reconnecting after an API server restart), it reads the
+// object from the API server instead. So a step that moved on is never run again from a stale
+// copy, and no status patch is built on one.
 type Reconciler[T Object] struct {
 	client client.Client
 	reader client.Reader
