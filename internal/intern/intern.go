@@ -25,12 +25,6 @@ func String(s string) string {
 	return unique.Make(s).Value()
 }
 
-// Keys returns m with its keys shared, in a map of its size; the values stay as they are.
-// Label and annotation keys repeat in every object of a kind.
-func Keys(m map[string]string) map[string]string {
-	return shared(m, 0)
-}
-
 // shared returns m with its keys shared, and its values no longer than valueMax bytes, in a
 // map of its size.
 func shared(m map[string]string, valueMax int) map[string]string {
