@@ -243,3 +243,33 @@ func workerNames(shoot *gardencorev1beta1.Shoot) []string {
 	}
 	return names
 }
+
+// TestGardenerCountsSpecChangesInTheGeneration checks, on gardener-apiserver itself, the rule
+// ApplyShoot's verdict relies on (ADR 0003): a change of a shoot's spec increases its
+// generation, and a change of its labels alone does not. The verdict stands while the
+// generation and the labels and annotations it keeps are the same; a spec edit that left the
+// generation as it was would be a drift the manager never sees.
+func TestGardenerCountsSpecChangesInTheGeneration(t *testing.T) {
+	rt := waitForRuntime(t, newRuntime(t, "generation-1"), 2*time.Minute, "Ready", readyAt(1))
+	shoot := getShoot(t, rt.Spec.Shoot.Name)
+	before := shoot.Generation
+
+	labelled := shoot.DeepCopy()
+	labelled.Labels["example.com/team"] = "blue"
+	if err := garden.Patch(t.Context(), labelled, client.MergeFrom(shoot)); err != nil {
+		t.Fatal(err)
+	}
+	if got := getShoot(t, rt.Spec.Shoot.Name).Generation; got != before {
+		t.Errorf("a new label changed the generation from %d to %d", before, got)
+	}
+
+	shoot = getShoot(t, rt.Spec.Shoot.Name)
+	edited := shoot.DeepCopy()
+	edited.Spec.Provider.Workers[0].Maximum += 3
+	if err := garden.Patch(t.Context(), edited, client.MergeFrom(shoot)); err != nil {
+		t.Fatal(err)
+	}
+	if got := getShoot(t, rt.Spec.Shoot.Name).Generation; got <= before {
+		t.Errorf("an edit of a worker's maximum left the generation at %d (before %d): ApplyShoot's verdict would hide the drift", got, before)
+	}
+}
