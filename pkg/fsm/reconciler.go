@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -142,6 +143,11 @@ func (r *Reconciler[T]) patchStatus(ctx context.Context, obj T, before []byte) (
 	after, err := statusJSON(obj)
 	if err != nil {
 		return false, err
+	}
+	if bytes.Equal(before, after) {
+		// A quiet pass changes nothing: the encoding is the same, and computing a patch (which
+		// decodes both into maps) is skipped.
+		return false, nil
 	}
 	patch, err := jsonpatch.CreateMergePatch(before, after)
 	if err != nil {
