@@ -1,11 +1,16 @@
 package bench_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
+	"unicode"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -50,7 +55,9 @@ func (s *suite) cacheFootprint(ctx context.Context, r run) ([]kindFootprint, err
 	}
 	out := make([]kindFootprint, 0, len(kinds))
 	for _, k := range kinds {
-		f, err := measureKind(ctx, k)
+		// One object of each kind is kept beside the profiles: what the heap profile weighs.
+		sample := filepath.Join(profileDir(s.dir), "sample-"+sampleName(k.kind)+".json")
+		f, err := measureKind(ctx, k, sample)
 		if err != nil {
 			return nil, err
 		}
@@ -64,8 +71,22 @@ func (s *suite) cacheFootprint(ctx context.Context, r run) ([]kindFootprint, err
 // allocates meanwhile is a small part of the difference.
 const footprintCopies = 4000
 
-// measureKind lists one kind and weighs its objects before and after the transform.
-func measureKind(ctx context.Context, k footprintKind) (kindFootprint, error) {
+// sampleName is a kind's name as part of a file name: "ConfigMap (garden)" is configmap-garden.
+func sampleName(kind string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsLetter(r):
+			return unicode.ToLower(r)
+		case r == ' ':
+			return '-'
+		}
+		return -1
+	}, kind), "-")
+}
+
+// measureKind lists one kind and weighs its objects before and after the transform. It writes
+// the first object, as the API server served it, to the file sample.
+func measureKind(ctx context.Context, k footprintKind, sample string) (kindFootprint, error) {
 	f := kindFootprint{kind: k.kind}
 	listed, err := listApart(ctx, k)
 	if err != nil {
@@ -83,6 +104,13 @@ func measureKind(ctx context.Context, k footprintKind) (kindFootprint, error) {
 			return f, fmt.Errorf("footprint: encode %s: %w", k.kind, err)
 		}
 		raw = append(raw, data)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, raw[0], "", "  "); err != nil {
+		return f, fmt.Errorf("footprint: sample of %s: %w", k.kind, err)
+	}
+	if err := os.WriteFile(sample, indented.Bytes(), 0o600); err != nil {
+		return f, fmt.Errorf("footprint: sample of %s: %w", k.kind, err)
 	}
 	// Only the copies decoded below may come and go between the readings: the list is dropped
 	// before the first, and the encoded objects are kept until the last. A fleet of 5,000 freed
