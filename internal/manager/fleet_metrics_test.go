@@ -3,10 +3,13 @@ package manager
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -42,7 +45,7 @@ func TestUpstreamMetricLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := declared.Register(newUpstreamMetrics(reader, declared.Upstream, 24*time.Hour, 0.6)); err != nil {
+	if err := declared.Register(newFleetMetrics(reader, declared, 24*time.Hour, 0.6)); err != nil {
 		t.Fatal(err)
 	}
 	families, err := reg.Gather()
@@ -106,7 +109,7 @@ func TestUpstreamMetricsReadWithoutCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := declared.Register(newUpstreamMetrics(reader, declared.Upstream, 24*time.Hour, 0.6)); err != nil {
+	if err := declared.Register(newFleetMetrics(reader, declared, 24*time.Hour, 0.6)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := reg.Gather(); err != nil {
@@ -114,5 +117,48 @@ func TestUpstreamMetricsReadWithoutCopies(t *testing.T) {
 	}
 	if reader.lists != 2 || reader.uncopied != 2 {
 		t.Errorf("a scrape made %d lists, %d of them without copies; want 2 and 2", reader.lists, reader.uncopied)
+	}
+}
+
+// TestKubeconfigExpirationFollowsTheStatus: the expiry series of a GardenerCluster is its
+// status.kubeconfigExpiresAt, read at the scrape; one without a stored kubeconfig has none, and
+// the series goes with its GardenerCluster.
+func TestKubeconfigExpirationFollowsTheStatus(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := infrav1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	expires := time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC)
+	stored := &infrav1.GardenerCluster{}
+	stored.Name, stored.Namespace = "rid-1", "kcp-system"
+	stored.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1"}
+	stored.Spec.Shoot.Name = "c-1"
+	stored.Status.KubeconfigExpiresAt = &metav1.Time{Time: expires}
+	waiting := &infrav1.GardenerCluster{}
+	waiting.Name, waiting.Namespace = "rid-2", "kcp-system"
+	waiting.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-2"}
+	waiting.Spec.Shoot.Name = "c-2"
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(stored, waiting).Build()
+
+	reg := prometheus.NewRegistry()
+	declared, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := declared.Register(newFleetMetrics(c, declared, 24*time.Hour, 0.6)); err != nil {
+		t.Fatal(err)
+	}
+	name := metrics.Prefix + "_kubeconfig_expiration_timestamp_seconds"
+	head := "# HELP " + name + " When the stored admin kubeconfig of a runtime expires (unix seconds).\n" +
+		"# TYPE " + name + " gauge\n"
+	want := head + name + `{runtime_id="rid-1",shoot="c-1"} ` + strconv.FormatInt(expires.Unix(), 10) + "\n"
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), name); err != nil {
+		t.Error(err)
+	}
+	if err := c.Delete(context.Background(), stored); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := testutil.GatherAndCount(reg, name); err != nil || n != 0 {
+		t.Errorf("after the GardenerCluster went: %d series of %s (err %v), want none", n, name, err)
 	}
 }

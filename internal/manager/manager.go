@@ -33,13 +33,14 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
 
-// addMetricsAndChecks registers upstream's metrics, but in a shadow, and the health checks.
+// addMetricsAndChecks registers the metrics read from the cache (not in a shadow: the manager it
+// shadows exports them) and the health checks.
 func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
 	// A second manager that shares o.Metrics (tests) keeps the first one's collector.
 	if !o.Shadow {
-		c := newUpstreamMetrics(mgr.GetClient(), o.Metrics.Upstream, o.KubeconfigLifetime, o.KubeconfigRotateAfter)
+		c := newFleetMetrics(mgr.GetClient(), o.Metrics, o.KubeconfigLifetime, o.KubeconfigRotateAfter)
 		if err := o.Metrics.Register(c); err != nil && !metrics.IsAlreadyRegistered(err) {
-			return fmt.Errorf("register upstream's metrics: %w", err)
+			return fmt.Errorf("register the metrics read from the cache: %w", err)
 		}
 	}
 	if o.HealthProbeBindAddress == "0" {
@@ -239,7 +240,7 @@ func (o Options) setupControllers(mgr ctrl.Manager, conn *gardenclient.Connectio
 	return gardenercluster.Setup(mgr, gardenercluster.Config{
 		Options: o.GardenerClusterOptions, EngineOptions: o.EngineOptions,
 		Client: cpClient, Kubeconfigs: gardenercluster.GardenKubeconfigs{Garden: gardenClient, Namespace: render.Namespace},
-		Recorder: rec, Expiration: o.Metrics.KubeconfigExpiration,
+		Recorder: rec,
 	}, engineOpts...)
 }
 

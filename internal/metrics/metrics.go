@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -133,8 +132,9 @@ type Metrics struct {
 	GardenerRequests *prometheus.CounterVec
 	// GardenerCircuit is the state of the Gardener circuit breaker.
 	GardenerCircuit prometheus.Gauge
-	// KubeconfigExpiration is when the stored admin kubeconfig of each runtime expires.
-	KubeconfigExpiration *ObjectGauge
+	// KubeconfigExpiration is when the stored admin kubeconfig of each runtime expires. A
+	// collector fills it in at each scrape, from the GardenerClusters' status, with Upstream.
+	KubeconfigExpiration *prometheus.Desc
 	// Shadow are the metrics of a shadow.Recorder.
 	Shadow Shadow
 	// Upstream describes upstream's metrics.
@@ -166,12 +166,13 @@ type Upstream struct {
 func series(m Metric) fsm.Series { return fsm.Series{Name: m.Name, Help: m.Help} }
 
 // New builds every metric of the contract and registers it with reg. It fails when reg refuses
-// one; then nothing stays registered. Upstream's collector is registered later, with Register.
+// one; then nothing stays registered. The collector of the series read from the cache
+// (KubeconfigExpiration and Upstream) is registered later, with Register.
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		GardenerRequests:     counterVec(gardenerRequests),
 		GardenerCircuit:      prometheus.NewGauge(prometheus.GaugeOpts{Name: gardenerCircuit.Name, Help: gardenerCircuit.Help}),
-		KubeconfigExpiration: &ObjectGauge{vec: gaugeVec(kubeconfigExpiration), labels: map[string]prometheus.Labels{}},
+		KubeconfigExpiration: desc(kubeconfigExpiration),
 		Shadow: Shadow{
 			PlannedWrites:   gaugeVec(shadowPlannedWrites),
 			RefusedRequests: counterVec(shadowRefusedRequests),
@@ -210,7 +211,7 @@ func (m *Metrics) register(reg prometheus.Registerer) error {
 	if err != nil {
 		return fmt.Errorf("runtime metrics: %w", err)
 	}
-	for _, c := range []prometheus.Collector{m.GardenerRequests, m.GardenerCircuit, m.KubeconfigExpiration.vec,
+	for _, c := range []prometheus.Collector{m.GardenerRequests, m.GardenerCircuit,
 		m.Shadow.PlannedWrites, m.Shadow.RefusedRequests} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("register metrics: %w", err)
@@ -250,7 +251,7 @@ func (t *tracked) undo() {
 	}
 }
 
-// Register registers a collector of upstream's metrics with the registerer of New.
+// Register registers the collector of the per-object series with the registerer of New.
 func (m *Metrics) Register(c prometheus.Collector) error {
 	if err := m.reg.Register(c); err != nil {
 		return fmt.Errorf("register collector: %w", err)
@@ -274,30 +275,4 @@ func gaugeVec(m Metric) *prometheus.GaugeVec {
 
 func desc(m Metric) *prometheus.Desc {
 	return prometheus.NewDesc(m.Name, m.Help, m.Labels, nil)
-}
-
-// ObjectGauge is a gauge with one series per object. It remembers the labels of each object's
-// series, so that the series goes when the object does.
-type ObjectGauge struct {
-	vec    *prometheus.GaugeVec
-	mu     sync.Mutex
-	labels map[string]prometheus.Labels // by object key
-}
-
-// Set sets the series of the object key, under labels, to v.
-func (g *ObjectGauge) Set(key string, labels prometheus.Labels, v float64) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.vec.With(labels).Set(v)
-	g.labels[key] = labels
-}
-
-// Forget deletes the series of the object key.
-func (g *ObjectGauge) Forget(key string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if labels, ok := g.labels[key]; ok {
-		g.vec.Delete(labels)
-		delete(g.labels, key)
-	}
 }

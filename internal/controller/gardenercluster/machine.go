@@ -6,7 +6,6 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller"
-	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
@@ -43,9 +42,6 @@ type Config struct {
 	// Recorder records the writes of each pass over a GardenerCluster (package shadow); Client
 	// and Kubeconfigs come wrapped already.
 	Recorder *shadow.Recorder
-	// Expiration is when each stored admin kubeconfig expires (the metrics package's
-	// KubeconfigExpiration). Nil publishes it nowhere.
-	Expiration *metrics.ObjectGauge
 }
 
 // NewMachine returns the GardenerCluster controller's transition table.

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,12 +24,6 @@ func Setup(mgr ctrl.Manager, cfg Config, opts ...fsm.Option) error {
 	opts = slices.Concat([]fsm.Option{
 		fsm.WithRecorder(fsm.EventsRecorder(mgr.GetEventRecorder("infrastructure-manager"))),
 		fsm.WithResync(time.Hour),
-		fsm.WithOnForget(func(key types.NamespacedName) {
-			// The expiration series goes with its GardenerCluster.
-			if cfg.Expiration != nil {
-				cfg.Expiration.Forget(key.String())
-			}
-		}),
 		fsm.WithRetryAnnotation(infrav1.RetryRequestedAtAnnotation),
 		// A forced rotation runs the machine of a Ready GardenerCluster again at once.
 		fsm.WithInputs(func(o client.Object) string { return o.GetAnnotations()[infrav1.AnnotationForceKubeconfigRotation] }),

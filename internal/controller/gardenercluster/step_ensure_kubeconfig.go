@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
-	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -76,7 +74,6 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 	cur := readStored(secret, ref.Key, k.KubeconfigLifetime)
 	_, forced := gc.Annotations[infrav1.AnnotationForceKubeconfigRotation]
 	if rotateAt := k.rotateAt(cur); cur.present && cur.issuedFor(gc.Spec.Shoot.Name, uid) && now.Before(rotateAt) && !forced {
-		k.publish(gc, cur.expires)
 		if at := gc.Status.KubeconfigExpiresAt; at == nil || !at.Time.Equal(cur.expires) {
 			// A kubeconfig taken over from upstream: its expiry enters the status unchanged.
 			gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: cur.expires}
@@ -98,7 +95,6 @@ func (k kubeconfigs) ensure(ctx context.Context, gc *infrav1.GardenerCluster) fs
 			return fsm.Fail(err)
 		}
 	}
-	k.publish(gc, expires)
 	gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: expires}
 	gc.Status.KubeconfigRotatedAt = &metav1.Time{Time: now}
 	return fsm.DoneUntil(k.rotateAt(issued).Sub(now))
@@ -268,13 +264,4 @@ func (k kubeconfigs) clearForcedRotation(ctx context.Context, gc *infrav1.Garden
 		return fmt.Errorf("remove %s from GardenerCluster %s: %w", infrav1.AnnotationForceKubeconfigRotation, gc.Name, err)
 	}
 	return nil
-}
-
-func (k kubeconfigs) publish(gc *infrav1.GardenerCluster, expires time.Time) {
-	if k.Expiration == nil || (k.Recorder != nil && !k.Recorder.Live()) {
-		// A shadow exports none of the series alerts read: the manager it shadows does.
-		return
-	}
-	labels := prometheus.Labels{metrics.LabelRuntimeID: gc.Labels[infrav1.LabelRuntimeID], metrics.LabelShoot: gc.Spec.Shoot.Name}
-	k.Expiration.Set(client.ObjectKeyFromObject(gc).String(), labels, float64(expires.Unix()))
 }
