@@ -25,8 +25,11 @@ func Transform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
 		// Runtimes that take the landscape's default OIDC provider have the same
-		// authentication configuration: their ConfigMaps share one copy of it.
+		// authentication configuration, and the same digest of it in an annotation: their
+		// ConfigMaps share one copy of each.
 		intern.Strings(&o.Data)
+		o.Data = intern.Map(o.Data)
+		o.Annotations = intern.Map(o.Annotations)
 	}
 	return obj, nil
 }

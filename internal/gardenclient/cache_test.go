@@ -1,6 +1,7 @@
 package gardenclient_test
 
 import (
+	"reflect"
 	"encoding/json"
 	"testing"
 	"unsafe"
@@ -59,15 +60,24 @@ func TestTransformKeepsRepeatedStringsOnce(t *testing.T) {
 			t.Errorf("shoot %s: each copy keeps its own %q", path, pair[0])
 		}
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "structured-auth-config-c-1"},
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "structured-auth-config-c-1",
+		Annotations: map[string]string{"infrastructuremanager.kyma-project.io/oidc-input": "ab06177c8ddf655d"}},
 		Data: map[string]string{"config.yaml": "apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\n"}}
 	x, y := twice(t, cm)
 	if !shared(x.Data["config.yaml"], y.Data["config.yaml"]) {
 		t.Error("ConfigMap: each copy keeps its own authentication configuration")
 	}
+	if !sameMap(x.Data, y.Data) || !sameMap(x.Annotations, y.Annotations) {
+		t.Error("ConfigMap: each copy keeps its own map of the data or of the annotations")
+	}
 	if x.Data["config.yaml"] != cm.Data["config.yaml"] {
 		t.Errorf("ConfigMap data changed: %q", x.Data["config.yaml"])
 	}
+}
+
+// sameMap reports whether a and b are one map, not two equal ones.
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func keyOf(m map[string]string) string {

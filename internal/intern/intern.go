@@ -11,7 +11,11 @@
 package intern
 
 import (
+	"hash/maphash"
+	"maps"
 	"reflect"
+	"slices"
+	"sync"
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,4 +132,54 @@ func Conditions(conds []metav1.Condition) {
 		c.Type, c.Reason = String(c.Type), String(c.Reason)
 		c.Status = metav1.ConditionStatus(String(string(c.Status)))
 	}
+}
+
+// Map returns a map with the contents of m that other callers may hold too: the first map
+// passed with these contents, while the table remembers it, or else m itself. A Go map costs
+// about 300 bytes even with one entry, so objects whose small maps repeat (the garden
+// ConfigMaps of Runtimes with the same OIDC configuration: their data and their annotation)
+// share one. The maps returned must only be read: every holder sees a write. The informers'
+// objects are such: a read through the cache gets a copy.
+//
+// The table keeps up to mapTableSize maps and starts afresh when it is full, so maps that do not
+// repeat cost a slot for a while and nothing after.
+func Map(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	h := mapHash(m)
+	mapTable.mu.Lock()
+	defer mapTable.mu.Unlock()
+	if held, ok := mapTable.m[h]; ok && maps.Equal(held, m) {
+		return held
+	}
+	if len(mapTable.m) >= mapTableSize {
+		clear(mapTable.m)
+	}
+	mapTable.m[h] = m
+	return m
+}
+
+// mapTableSize bounds the maps that Map remembers.
+const mapTableSize = 1024
+
+var mapTable = struct {
+	mu sync.Mutex
+	m  map[uint64]map[string]string
+}{m: map[uint64]map[string]string{}}
+
+var mapSeed = maphash.MakeSeed()
+
+// mapHash hashes the entries of m in key order. Two maps may share a hash: Map compares them
+// before it shares one.
+func mapHash(m map[string]string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(mapSeed)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		h.WriteString(k)
+		_ = h.WriteByte(0)
+		h.WriteString(m[k])
+		_ = h.WriteByte(0)
+	}
+	return h.Sum64()
 }

@@ -2,6 +2,8 @@ package intern_test
 
 import (
 	"encoding/json"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -152,4 +154,33 @@ func keyOf(m map[string]string, k string) string {
 		}
 	}
 	return ""
+}
+
+// TestMapSharesOneMapPerContents: maps with the same entries come back as one map, maps with
+// others as themselves, and a full table starts afresh without losing an entry.
+func TestMapSharesOneMapPerContents(t *testing.T) {
+	one := func(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
+	a := intern.Map(map[string]string{"oidc-input": "ab06", "x": ""})
+	b := intern.Map(map[string]string{"x": "", "oidc-input": "ab06"})
+	if one(a) != one(b) {
+		t.Error("two maps with the same entries are kept apart")
+	}
+	c := intern.Map(map[string]string{"oidc-input": "ab07", "x": ""})
+	if one(c) == one(a) || c["oidc-input"] != "ab07" {
+		t.Errorf("a map with other entries came back as %v", c)
+	}
+	// Entries that only run together differently are different maps.
+	d := intern.Map(map[string]string{"oidc-input": "ab06x", "": ""})
+	if d["oidc-input"] != "ab06x" || len(d) != 2 {
+		t.Errorf("a map came back as %v", d)
+	}
+	for i := range 3000 {
+		m := map[string]string{"n": strconv.Itoa(i)}
+		if got := intern.Map(m); got["n"] != strconv.Itoa(i) || len(got) != 1 {
+			t.Fatalf("map %d came back as %v", i, got)
+		}
+	}
+	if intern.Map(nil) != nil || len(intern.Map(map[string]string{})) != 0 {
+		t.Error("an empty map changed")
+	}
 }
