@@ -1,8 +1,8 @@
 package gardenclient_test
 
 import (
-	"reflect"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"unsafe"
 
