@@ -102,7 +102,8 @@ func TestContractsOtherComponentsRead(t *testing.T) {
 		t.Errorf("kyma-provisioning-info details = %+v", details)
 	}
 
-	// Upstream's metrics, under its names and labels.
+	// Upstream's metrics, under its names and labels, and the expiry of the stored kubeconfig
+	// under this manager's.
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -117,11 +118,15 @@ func TestContractsOtherComponentsRead(t *testing.T) {
 			if labels["runtimeId"] == id && labels["shoot"] == rt.Spec.Shoot.Name {
 				found[f.GetName()] = true
 			}
+			if labels["runtime_id"] == id && labels["shoot"] == rt.Spec.Shoot.Name && f.GetName() == "infrastructure_manager_kubeconfig_expiration_timestamp_seconds" {
+				found[f.GetName()] = m.GetGauge().GetValue() > float64(time.Now().Unix())
+			}
 		}
 	}
-	for _, name := range []string{"infrastructure_manager_im_runtime_state", "infrastructure_manager_im_gardener_clusters_state", "infrastructure_manager_im_kubeconfig_expiration"} {
+	for _, name := range []string{"infrastructure_manager_im_runtime_state", "infrastructure_manager_im_gardener_clusters_state", "infrastructure_manager_im_kubeconfig_expiration",
+		"infrastructure_manager_kubeconfig_expiration_timestamp_seconds"} {
 		if !found[name] {
-			t.Errorf("metric %s has no series for runtime %s", name, id)
+			t.Errorf("metric %s has no series for runtime %s (with a time to come, for the expiry)", name, id)
 		}
 	}
 
