@@ -24,10 +24,7 @@ import (
 // upstream's label names (internal/controller/metrics of upstream's manager), so dashboards and
 // alerts written for upstream select the same series.
 func TestUpstreamMetricLabels(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := infrav1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
+	s := scheme(t)
 	rt := &infrav1.Runtime{}
 	rt.Name, rt.Namespace = "rt-1", "kcp-system"
 	rt.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1"}
@@ -40,14 +37,7 @@ func TestUpstreamMetricLabels(t *testing.T) {
 	gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC)}
 	reader := fake.NewClientBuilder().WithScheme(s).WithObjects(rt, gc).Build()
 
-	reg := prometheus.NewRegistry()
-	declared, err := metrics.New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := declared.Register(newFleetMetrics(reader, declared, 24*time.Hour, 0.6)); err != nil {
-		t.Fatal(err)
-	}
+	reg := collecting(t, reader)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -99,19 +89,9 @@ func (r *copyRecorder) List(ctx context.Context, list client.ObjectList, opts ..
 // from the cache as they are. A copy of each at every scrape was tens of megabytes of garbage at
 // 5,000 runtimes, and the heap grew to hold it.
 func TestUpstreamMetricsReadWithoutCopies(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := infrav1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
+	s := scheme(t)
 	reader := &copyRecorder{Reader: fake.NewClientBuilder().WithScheme(s).Build()}
-	reg := prometheus.NewRegistry()
-	declared, err := metrics.New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := declared.Register(newFleetMetrics(reader, declared, 24*time.Hour, 0.6)); err != nil {
-		t.Fatal(err)
-	}
+	reg := collecting(t, reader)
 	if _, err := reg.Gather(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +104,7 @@ func TestUpstreamMetricsReadWithoutCopies(t *testing.T) {
 // status.kubeconfigExpiresAt, read at the scrape; one without a stored kubeconfig has none, and
 // the series goes with its GardenerCluster.
 func TestKubeconfigExpirationFollowsTheStatus(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := infrav1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
+	s := scheme(t)
 	expires := time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC)
 	stored := &infrav1.GardenerCluster{}
 	stored.Name, stored.Namespace = "rid-1", "kcp-system"
@@ -140,14 +117,7 @@ func TestKubeconfigExpirationFollowsTheStatus(t *testing.T) {
 	waiting.Spec.Shoot.Name = "c-2"
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(stored, waiting).Build()
 
-	reg := prometheus.NewRegistry()
-	declared, err := metrics.New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := declared.Register(newFleetMetrics(c, declared, 24*time.Hour, 0.6)); err != nil {
-		t.Fatal(err)
-	}
+	reg := collecting(t, c)
 	name := metrics.Prefix + "_kubeconfig_expiration_timestamp_seconds"
 	head := "# HELP " + name + " When the stored admin kubeconfig of a runtime expires (unix seconds).\n" +
 		"# TYPE " + name + " gauge\n"
@@ -161,4 +131,29 @@ func TestKubeconfigExpirationFollowsTheStatus(t *testing.T) {
 	if n, err := testutil.GatherAndCount(reg, name); err != nil || n != 0 {
 		t.Errorf("after the GardenerCluster went: %d series of %s (err %v), want none", n, name, err)
 	}
+}
+
+// scheme knows the manager's kinds.
+func scheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := infrav1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// collecting returns a registry with the metrics of the contract and the collector of the
+// series read through reader.
+func collecting(t *testing.T, reader client.Reader) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	declared, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := declared.Register(newFleetMetrics(reader, declared, 24*time.Hour, 0.6)); err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }
