@@ -160,7 +160,10 @@ func TestBench(t *testing.T) {
 		t.Logf("P4 %-22s N=%d window %s: re-checks %d, peak RSS %.0f MiB, CPU %.2f s/min, Gardener %d (writes %d: %s), runtime clusters %d reads %d writes, control plane %d reads %d writes (%s)",
 			pol, got.n, got.window, got.rechecks, float64(got.peakRSS)/(1<<20), got.cpuPerMinute, got.gardener.total, got.gardener.writes,
 			countsText(got.gardenerByKind), got.runtimeReads, got.runtimeWrites, got.cpReads, got.cpWrite, countsText(got.clientByMethod))
+		t.Logf("P4 %-22s memory at the window's end: Go runtime holds %.1f MiB of %.1f MiB anonymous, live heap %.1f MiB after a forced collection, next collection at %.1f MiB",
+			pol, mib(got.atEnd.held()), mib(got.atEndAnon), mib(got.liveHeap), mib(got.atEnd.NextGC))
 		checkMeasured(t, "P4 "+string(pol), got.rechecks > 0 && got.peakRSS > 0, "no re-check ran in the window or no RSS was read")
+		checkMeasured(t, "P4 "+string(pol)+" memory", got.liveHeap > 0 && got.atEnd.held() > 0, "no Go memory statistics were read")
 		res.p4 = append(res.p4, got)
 	}
 

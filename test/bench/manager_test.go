@@ -208,6 +208,58 @@ func (m *managerProc) profileTo(ctx context.Context, path, file string, timeout 
 	return os.WriteFile(file, body, 0o644)
 }
 
+// goMemory is the Go runtime's account of a process's memory: the fields of runtime.MemStats
+// that pprof's heap endpoint prints with debug=1, in bytes.
+type goMemory struct {
+	// HeapAlloc is the heap's live objects and the garbage not yet swept.
+	HeapAlloc int64
+	// Sys is all the memory the runtime has mapped; HeapReleased the part of it returned to
+	// the kernel. Sys less HeapReleased is what the runtime's memory limit bounds.
+	Sys, HeapReleased int64
+	// NextGC is the heap size at which the next collection ends.
+	NextGC int64
+}
+
+// held is the memory the runtime holds: what its memory limit bounds.
+func (g goMemory) held() int64 { return g.Sys - g.HeapReleased }
+
+// goMemory reads the Go runtime's memory statistics of the manager; collect runs a collection
+// first, so that HeapAlloc is the live heap.
+func (m *managerProc) goMemory(ctx context.Context, collect bool) (goMemory, error) {
+	path := "heap?debug=1"
+	if collect {
+		path += "&gc=1"
+	}
+	body, err := httpBody(ctx, "http://"+m.pprof+"/debug/pprof/"+path, time.Minute)
+	if err != nil {
+		return goMemory{}, err
+	}
+	return parseMemStats(string(body))
+}
+
+// parseMemStats reads the "# Name = value" lines that close a debug=1 heap profile.
+func parseMemStats(text string) (goMemory, error) {
+	var g goMemory
+	want := map[string]*int64{"HeapAlloc": &g.HeapAlloc, "Sys": &g.Sys, "HeapReleased": &g.HeapReleased, "NextGC": &g.NextGC}
+	found := 0
+	for _, line := range strings.Split(text, "\n") {
+		name, value, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
+		if !ok || want[name] == nil {
+			continue
+		}
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return g, fmt.Errorf("memory statistics %s: %w", name, err)
+		}
+		*want[name] = n
+		found++
+	}
+	if found != len(want) {
+		return g, fmt.Errorf("memory statistics: %d of %d fields in the heap profile", found, len(want))
+	}
+	return g, nil
+}
+
 // httpBody returns the body of a GET that answers 200.
 func httpBody(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)

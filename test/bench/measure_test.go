@@ -113,3 +113,6 @@ func trimPprof(text string) string {
 	}
 	return strings.Join(keep, "\n")
 }
+
+// mib is n bytes in MiB.
+func mib(n int64) float64 { return float64(n) / (1 << 20) }

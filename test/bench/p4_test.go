@@ -35,6 +35,13 @@ type p4Result struct {
 	gardenerByKind, clientByMethod map[string]int
 	// notReady counts Runtimes that were not Ready at the end.
 	notReady int
+	// atEnd is the Go runtime's account of the manager's memory at the window's end, with the
+	// anonymous memory the kernel counted at that moment; liveHeap the heap that a forced
+	// collection right after it left.
+	atEnd       goMemory
+	atEndAnon   int64
+	liveHeap    int64
+	memoryKnown bool
 }
 
 // recheckStep is the step a re-check of a Ready Runtime starts from.
@@ -107,6 +114,9 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	if err != nil {
 		return res, err
 	}
+	if err := res.readMemory(ctx, m, u1); err != nil {
+		return res, err
+	}
 	after, err := m.scrape(ctx)
 	if err != nil {
 		return res, err
@@ -165,6 +175,22 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	}
 	res.notReady = n - t.readyNow()
 	return res, nil
+}
+
+// readMemory reads the manager's Go memory at the window's end (beside u, read just before),
+// then the heap a forced collection leaves: the live heap, which the sampled heap profile can
+// only estimate.
+func (res *p4Result) readMemory(ctx context.Context, m *managerProc, u usage) error {
+	now, err := m.goMemory(ctx, false)
+	if err != nil {
+		return err
+	}
+	collected, err := m.goMemory(ctx, true)
+	if err != nil {
+		return err
+	}
+	res.atEnd, res.atEndAnon, res.liveHeap, res.memoryKnown = now, u.anon, collected.HeapAlloc, true
+	return nil
 }
 
 // metricHosts lists the hosts of the manager's client requests.
