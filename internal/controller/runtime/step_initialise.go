@@ -117,13 +117,26 @@ func (s steps) runtimeIDOwner(ctx context.Context, rt *infrav1.Runtime) (*infrav
 }
 
 // runtimeIDClaimants lists the Runtimes of rt's namespace that carry rt's runtime id, rt among
-// them, oldest first (by creationTimestamp, then name), from the controller's cache through its
-// runtime-id index: a label selector would scan every Runtime of the namespace on every pass.
+// them, oldest first (by creationTimestamp, then name), from the controller's cache: a label
+// selector would scan every Runtime of the namespace on every pass. The runtime-id index holds
+// the Runtimes named otherwise than their runtime id (runtimeIDOf); the one named after it is
+// read by name, unless it is rt.
 func (s steps) runtimeIDClaimants(ctx context.Context, rt *infrav1.Runtime) ([]infrav1.Runtime, error) {
 	id := rt.Labels[infrav1.LabelRuntimeID]
 	list := &infrav1.RuntimeList{}
 	if err := s.Client.List(ctx, list, client.InNamespace(rt.Namespace), client.MatchingFields{IndexRuntimeID: id}); err != nil {
 		return nil, fmt.Errorf("list the Runtimes with runtime id %s: %w", id, err)
+	}
+	if id != rt.Name {
+		named := &infrav1.Runtime{}
+		err := s.Client.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: id}, named)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("get Runtime %s: %w", id, err)
+		case named.Labels[infrav1.LabelRuntimeID] == id:
+			list.Items = append(list.Items, *named)
+		}
 	}
 	return oldestFirst(list.Items, rt), nil
 }
@@ -142,9 +155,12 @@ func gardenerClusterHolder(gc *infrav1.GardenerCluster, claimants []infrav1.Runt
 // IndexRuntimeID indexes the Runtimes in the controller's cache by their runtime-id label.
 const IndexRuntimeID = "runtime-id"
 
-// runtimeIDOf is the value of a Runtime in the runtime-id index.
+// runtimeIDOf is the value of a Runtime in the runtime-id index: its runtime id, unless the
+// Runtime is named after it, as the Kyma Environment Broker names every Runtime; those are found
+// by name (runtimeIDClaimants). An index keeps a set per value, about 200 bytes even for one
+// Runtime, so a fleet named that way keeps the index empty instead of a set per Runtime.
 func runtimeIDOf(o client.Object) []string {
-	if id := o.GetLabels()[infrav1.LabelRuntimeID]; id != "" {
+	if id := o.GetLabels()[infrav1.LabelRuntimeID]; id != "" && id != o.GetName() {
 		return []string{id}
 	}
 	return nil

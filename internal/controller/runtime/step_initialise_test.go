@@ -92,6 +92,35 @@ func TestInitialise(t *testing.T) {
 			says:   "runtime id rid-rt (label " + infrav1.LabelRuntimeID + ") belongs to Runtime first",
 		},
 		{
+			name:   "a runtime id an older Runtime named after it claims is taken",
+			reason: "a Runtime named after its runtime id is found by its name, not through the index",
+			others: []client.Object{older("rid-rt")},
+			want:   fsmtest.Terminal(ReasonRuntimeIDTaken),
+			says:   "belongs to Runtime rid-rt",
+		},
+		{
+			name:   "a Runtime named after its runtime id finds an older Runtime that carries it",
+			reason: "the index holds the Runtimes named otherwise, so the older claimant is found",
+			change: func(rt *infrav1.Runtime) { rt.Labels[infrav1.LabelRuntimeID] = rt.Name },
+			others: []client.Object{func() client.Object {
+				o := older("first")
+				o.Labels[infrav1.LabelRuntimeID] = "rt"
+				return o
+			}()},
+			want: fsmtest.Terminal(ReasonRuntimeIDTaken),
+			says: "runtime id rt (label " + infrav1.LabelRuntimeID + ") belongs to Runtime first",
+		},
+		{
+			name:   "a Runtime named after another's runtime id does not claim it",
+			reason: "only the runtime-id label claims an id; a Runtime's name is not a claim",
+			others: []client.Object{func() client.Object {
+				o := older("rid-rt")
+				o.Labels[infrav1.LabelRuntimeID] = "rid-other"
+				return o
+			}()},
+			want: fsmtest.Next(StepApplyAuthentication), finalizers: []string{Finalizer},
+		},
+		{
 			name:   "the Runtime that holds the id's GardenerCluster keeps it against an older one",
 			reason: "holding the GardenerCluster outranks age, so a running Runtime is never displaced",
 			others: []client.Object{older("first"), testGardenerCluster("rid-rt", "rt")},
