@@ -6,8 +6,8 @@
 //
 // Interning a string that no other object holds costs memory: the table keeps an entry for it,
 // about 70 bytes. So only strings that repeat are worth it: label and annotation keys, the
-// names and ids a runtime's objects carry each several times (Meta), and the settings of a
-// spec (Strings). Hashes and messages are not.
+// names and ids a runtime's objects carry each several times (Meta), the settings of a spec
+// (Strings), and the messages of conditions that name no object (Conditions). Hashes are not.
 package intern
 
 import (
@@ -15,6 +15,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	stdstrings "strings"
 	"sync"
 	"unique"
 
@@ -124,14 +125,35 @@ func sharedMap(v reflect.Value) {
 	}
 }
 
-// Conditions shares the type, status and reason of each condition: a fleet has a handful of
-// each. Messages often name the object and stay as they are.
-func Conditions(conds []metav1.Condition) {
-	for i := range conds {
-		c := &conds[i]
+// Conditions returns conds in a slice of their length (a decoder grows one by doubling), with
+// the type, status and reason of each shared: a fleet has a handful of each. A message is shared
+// too unless it holds one of names, the object's own names (its name, its shoot's): a message
+// that names them is the object's alone, while the others, such as "All steps succeeded", repeat
+// across the fleet.
+func Conditions(conds []metav1.Condition, names ...string) []metav1.Condition {
+	if len(conds) == 0 {
+		return conds
+	}
+	out := make([]metav1.Condition, len(conds))
+	for i, c := range conds {
 		c.Type, c.Reason = String(c.Type), String(c.Reason)
 		c.Status = metav1.ConditionStatus(String(string(c.Status)))
+		if !namesAny(c.Message, names) {
+			c.Message = String(c.Message)
+		}
+		out[i] = c
 	}
+	return out
+}
+
+// namesAny reports whether s holds one of names.
+func namesAny(s string, names []string) bool {
+	for _, n := range names {
+		if n != "" && stdstrings.Contains(s, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // Map returns a map with the contents of m that other callers may hold too: the first map

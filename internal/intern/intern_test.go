@@ -3,6 +3,7 @@ package intern_test
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -182,5 +184,48 @@ func TestMapSharesOneMapPerContents(t *testing.T) {
 	}
 	if intern.Map(nil) != nil || len(intern.Map(map[string]string{})) != 0 {
 		t.Error("an empty map changed")
+	}
+}
+
+func TestConditionsShareWhatRepeatsAndKeepTheirOwnMessages(t *testing.T) {
+	// decode gives each runtime's conditions their own strings, as a cache decodes each object.
+	decode := func(shoot string) []metav1.Condition {
+		raw, err := json.Marshal([]metav1.Condition{
+			{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", Message: "All steps succeeded"},
+			{Type: "Provisioned", Status: metav1.ConditionTrue, Reason: "ShootReady", Message: "Shoot " + shoot + " is reconciled"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conds []metav1.Condition
+		if err := json.Unmarshal(raw, &conds); err != nil {
+			t.Fatal(err)
+		}
+		return conds
+	}
+	a, b := decode("s1"), decode("s1")
+	a = append(a, make([]metav1.Condition, 5)...)[:2] // spare room, as a decoder leaves it
+	want := slices.Clone(a)
+	a, b = intern.Conditions(a, "rt-1", "s1"), intern.Conditions(b, "rt-2", "s1")
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Fatalf("interning changed the conditions (-before +after):\n%s", diff)
+	}
+	if cap(a) != len(a) {
+		t.Errorf("capacity %d for %d conditions: the spare room is kept", cap(a), len(a))
+	}
+	for i := range a {
+		if !sameData(a[i].Type, b[i].Type) || !sameData(a[i].Reason, b[i].Reason) || !sameData(string(a[i].Status), string(b[i].Status)) {
+			t.Errorf("condition %s: its type, reason or status is held twice", a[i].Type)
+		}
+	}
+	if !sameData(a[0].Message, b[0].Message) {
+		t.Errorf("message %q, which names no object, is held twice", a[0].Message)
+	}
+	// A message that names the object is its own: a table entry for it would only cost.
+	if sameData(a[1].Message, b[1].Message) {
+		t.Errorf("message %q, which names the shoot, is shared", a[1].Message)
+	}
+	if got := intern.Conditions(nil); got != nil {
+		t.Errorf("Conditions(nil) = %v, want nil", got)
 	}
 }

@@ -12,14 +12,14 @@ import (
 // ControlPlaneTransform is the transform of the cache of the manager's namespace (Runtimes,
 // GardenerClusters, the ACL ConfigMap). No step reads managedFields nor kubectl's copy of the
 // last apply, and together they are often as large as the rest of the object. The settings of
-// a spec and the conditions' types and reasons repeat across the fleet: each is kept once
-// (package intern).
+// a spec, the conditions' types and reasons and the messages that name no runtime repeat across
+// the fleet: each is kept once (package intern).
 func ControlPlaneTransform(obj any) (any, error) {
 	gardenclient.CompactMeta(obj)
 	switch o := obj.(type) {
 	case *infrav1.Runtime:
 		intern.Strings(&o.Spec)
-		intern.Conditions(o.Status.Conditions)
+		o.Status.Conditions = intern.Conditions(o.Status.Conditions, o.Name, o.Spec.Shoot.Name, o.Labels[infrav1.LabelRuntimeID])
 		// The words of the state, the step and the shoot's last operation repeat across
 		// the fleet; so do the landscape inputs most Runtimes were last checked on.
 		st := &o.Status
@@ -38,7 +38,7 @@ func ControlPlaneTransform(obj any) (any, error) {
 		}
 	case *infrav1.GardenerCluster:
 		intern.Strings(&o.Spec)
-		intern.Conditions(o.Status.Conditions)
+		o.Status.Conditions = intern.Conditions(o.Status.Conditions, o.Name, o.Spec.Shoot.Name)
 	}
 	return obj, nil
 }
