@@ -43,9 +43,7 @@ func generate(r run, first, n int) ([]*infrav1.Runtime, error) {
 		rt.Labels[infrav1.LabelInstanceID] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
 		rt.Labels[infrav1.LabelShootName] = shoot
 		rt.Labels[infrav1.LabelKymaName] = id
-		// One subaccount for the whole run: the simulator's shared shoot cluster holds one
-		// kyma-provisioning-info ConfigMap for every runtime, and runtimes that agree on its
-		// content leave each other's copy alone, as their own clusters would.
+		// One subaccount for the whole run, as one customer's runtimes.
 		rt.Labels[infrav1.LabelSubaccountID] = "bench-" + r.name
 		rt.Spec.Shoot.Name = shoot
 		out = append(out, rt)

@@ -23,6 +23,8 @@ var adminGroups = []string{"system:masters"}
 type cluster struct {
 	name   string
 	prefix string
+	// shared says the cluster plays every shoot, each through the front.
+	shared bool
 
 	// done is closed when the start attempt has ended; the fields below are
 	// set before.
@@ -31,11 +33,21 @@ type cluster struct {
 	server    *envtest.APIServer
 	authn     *certAuthn
 	url       string
+	front     *front
 	startedIn time.Duration
 }
 
-func newCluster(name, prefix string) *cluster {
-	return &cluster{name: name, prefix: prefix, done: make(chan struct{})}
+func newCluster(name, prefix string, shared bool) *cluster {
+	return &cluster{name: name, prefix: prefix, shared: shared, done: make(chan struct{})}
+}
+
+// shootURL is the address a shoot's clients reach the cluster at: the API
+// server's own, or in shared mode the shoot's path at the front.
+func (c *cluster) shootURL(uid string) string {
+	if c.front != nil {
+		return c.front.shootURL(uid)
+	}
+	return c.url
 }
 
 // start runs the kube-apiserver, waits until it is healthy and installs the
@@ -68,6 +80,13 @@ func (c *cluster) start(binary string, etcd *url.URL, timeout time.Duration, out
 		_ = srv.Stop()
 		c.err = fmt.Errorf("install shoot CRDs into kube-apiserver of %s: %w", c.name, err)
 		return
+	}
+	if c.shared {
+		if c.front, err = startFront(host, srv.CA, authn); err != nil {
+			_ = srv.Stop()
+			c.err = fmt.Errorf("front of the kube-apiserver for %s: %w", c.name, err)
+			return
+		}
 	}
 	c.server, c.authn = srv, authn
 	c.url = host
@@ -106,20 +125,28 @@ func (c *cluster) stop() error {
 	if c.server == nil {
 		return nil
 	}
+	if c.front != nil {
+		_ = c.front.stop()
+	}
 	if err := c.server.Stop(); err != nil {
 		return fmt.Errorf("stop kube-apiserver for %s: %w", c.name, err)
 	}
 	return nil
 }
 
-// kubeconfig mints an admin kubeconfig for user, valid for validity.
-func (c *cluster) kubeconfig(contextName, user string, validity time.Duration) ([]byte, time.Time, error) {
+// kubeconfig mints an admin kubeconfig of the shoot with uid for user, valid
+// for validity.
+func (c *cluster) kubeconfig(uid, contextName, user string, validity time.Duration) ([]byte, time.Time, error) {
 	kp, err := c.authn.ca.IssueClient(user, adminGroups, validity)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("issue admin certificate: %w", err)
 	}
+	serverCA := c.server.CA
+	if c.front != nil {
+		serverCA = c.front.ca.CertPEM()
+	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: c.url, CertificateAuthorityData: c.server.CA}
+	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: c.shootURL(uid), CertificateAuthorityData: serverCA}
 	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.CertPEM, ClientKeyData: kp.KeyPEM}
 	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName}
 	cfg.CurrentContext = contextName

@@ -21,7 +21,8 @@ type Mode string
 const (
 	// ModeDedicated gives every shoot its own kube-apiserver.
 	ModeDedicated Mode = "dedicated"
-	// ModeShared points every shoot at one kube-apiserver.
+	// ModeShared points every shoot at one kube-apiserver, through a front
+	// that gives each shoot its own kyma-system namespace (OwnNamespace).
 	ModeShared Mode = "shared"
 )
 
@@ -121,7 +122,7 @@ func (p *Pool) Ensure(_ context.Context, shoot *gardencorev1beta1.Shoot) (string
 	}
 	c, ok := p.clusters[key]
 	if !ok {
-		c = newCluster(p.clusterName(shoot), prefix)
+		c = newCluster(p.clusterName(shoot), prefix, p.mode == ModeShared)
 		p.clusters[key] = c
 		go p.run(c)
 	}
@@ -135,7 +136,7 @@ func (p *Pool) Ensure(_ context.Context, shoot *gardencorev1beta1.Shoot) (string
 		p.drop(key, c)
 		return "", false, c.err
 	}
-	return c.url, true, nil
+	return c.shootURL(string(shoot.UID)), true, nil
 }
 
 func (p *Pool) run(c *cluster) {
@@ -180,7 +181,7 @@ func (p *Pool) Info(shoot *gardencorev1beta1.Shoot) (Info, bool) {
 	if !ok {
 		return Info{}, false
 	}
-	return Info{URL: c.url, StartedIn: c.startedIn}, true
+	return Info{URL: c.shootURL(string(shoot.UID)), StartedIn: c.startedIn}, true
 }
 
 // Kubeconfig mints an admin kubeconfig of the shoot's API server for user,
@@ -190,7 +191,7 @@ func (p *Pool) Kubeconfig(shoot *gardencorev1beta1.Shoot, user string, validity 
 	if !ok {
 		return nil, time.Time{}, fmt.Errorf("cluster of shoot %s/%s is not running", shoot.Namespace, shoot.Name)
 	}
-	return c.kubeconfig(fmt.Sprintf("%s--%s-external", shoot.Namespace, shoot.Name), user, validity)
+	return c.kubeconfig(string(shoot.UID), fmt.Sprintf("%s--%s-external", shoot.Namespace, shoot.Name), user, validity)
 }
 
 func (p *Pool) ready(shoot *gardencorev1beta1.Shoot) (*cluster, bool) {

@@ -2,6 +2,7 @@ package shootcluster_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/internal/pki"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/shootcluster"
 )
 
@@ -62,14 +64,15 @@ func TestDedicatedClusterServesOpenIDConnect(t *testing.T) {
 }
 
 // TestSharedModePointsEveryShootAtOneServer starts the one API server of
-// shared mode and checks that every shoot's kubeconfig reaches it.
+// shared mode and checks that every shoot's kubeconfig reaches it, each under
+// a path of its own.
 func TestSharedModePointsEveryShootAtOneServer(t *testing.T) {
 	pool := newPool(t, shootcluster.WithMode(shootcluster.ModeShared))
 
 	a, b := shoot("a"), shoot("b")
-	urlA := waitReady(t, pool, a)
-	if urlB := waitReady(t, pool, b); urlB != urlA {
-		t.Fatalf("shared mode gave two servers: %s and %s", urlA, urlB)
+	urlA, urlB := waitReady(t, pool, a), waitReady(t, pool, b)
+	if urlA == urlB || hostOf(t, urlA) != hostOf(t, urlB) {
+		t.Fatalf("shared mode: addresses %s and %s, want one server under two paths", urlA, urlB)
 	}
 	if err := pool.Remove(t.Context(), a); err != nil {
 		t.Fatal(err)
@@ -82,18 +85,129 @@ func TestSharedModePointsEveryShootAtOneServer(t *testing.T) {
 		if d := time.Until(notAfter); d > 15*time.Minute || d < 14*time.Minute {
 			t.Errorf("kubeconfig expires in %v, want 15m", d)
 		}
-		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := client.New(cfg, client.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := clientOf(t, kubeconfig)
 		if err := c.Get(t.Context(), client.ObjectKey{Name: "default"}, &corev1.Namespace{}); err != nil {
 			t.Errorf("shoot %s cannot read its cluster: %v", s.Name, err)
 		}
 	}
+}
+
+// TestSharedModeGivesEveryShootItsOwnKymaSystem writes the
+// kyma-provisioning-info ConfigMap of two shoots of shared mode, as the
+// manager writes it (a server-side apply), and checks that each shoot reads
+// its own, in a kyma-system namespace that a third shoot does not have; and
+// that the front refuses a certificate the shoots' CA did not issue, and one
+// that expired.
+func TestSharedModeGivesEveryShootItsOwnKymaSystem(t *testing.T) {
+	pool := newPool(t, shootcluster.WithMode(shootcluster.ModeShared))
+	shoots := []*gardencorev1beta1.Shoot{shoot("a"), shoot("b"), shoot("c")}
+	clients := map[string]client.Client{}
+	for _, s := range shoots {
+		waitReady(t, pool, s)
+		kubeconfig, _, err := pool.Kubeconfig(s, "tester", 15*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[s.Name] = clientOf(t, kubeconfig)
+	}
+	ctx := t.Context()
+	for _, name := range []string{"a", "b"} {
+		c := clients[name]
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shootcluster.OwnNamespace}}
+		if err := c.Create(ctx, ns); err != nil {
+			t.Fatalf("shoot %s: create namespace %s: %v", name, shootcluster.OwnNamespace, err)
+		}
+		if ns.Name != shootcluster.OwnNamespace {
+			t.Errorf("shoot %s: created namespace %q, want %q", name, ns.Name, shootcluster.OwnNamespace)
+		}
+		cm := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "kyma-provisioning-info", "namespace": shootcluster.OwnNamespace},
+			"data":     map[string]any{"details": "runtimeID: " + name},
+		}}
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(cm), client.FieldOwner("tester"), client.ForceOwnership); err != nil {
+			t.Fatalf("shoot %s: apply the ConfigMap: %v", name, err)
+		}
+	}
+	for _, name := range []string{"a", "b"} {
+		got := &corev1.ConfigMap{}
+		if err := clients[name].Get(ctx, client.ObjectKey{Namespace: shootcluster.OwnNamespace, Name: "kyma-provisioning-info"}, got); err != nil {
+			t.Fatalf("shoot %s: read the ConfigMap: %v", name, err)
+		}
+		if got.Namespace != shootcluster.OwnNamespace || got.Data["details"] != "runtimeID: "+name {
+			t.Errorf("shoot %s reads the ConfigMap %s/%s with %v, want its own in %s", name, got.Namespace, got.Name, got.Data, shootcluster.OwnNamespace)
+		}
+	}
+	err := clients["c"].Get(ctx, client.ObjectKey{Name: shootcluster.OwnNamespace}, &corev1.Namespace{})
+	if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `"`+shootcluster.OwnNamespace+`"`) {
+		t.Errorf("shoot c reads namespace %s: %v, want NotFound naming %s", shootcluster.OwnNamespace, err, shootcluster.OwnNamespace)
+	}
+
+	kubeconfig, _, err := pool.Kubeconfig(shoots[0], "tester", 15*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := pki.NewCA("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := other.IssueClient("tester", []string{"system:masters"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CertData, cfg.KeyData = kp.CertPEM, kp.KeyPEM
+	stranger, err := client.New(cfg, client.Options{})
+	if err == nil {
+		err = stranger.Get(ctx, client.ObjectKey{Name: "default"}, &corev1.Namespace{})
+	}
+	if err == nil {
+		t.Error("a certificate of another CA reached the cluster")
+	}
+
+	expiring, _, err := pool.Kubeconfig(shoots[1], "tester", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	cfg, err = clientcmd.RESTConfigFromKubeConfig(expiring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late, err := client.New(cfg, client.Options{})
+	if err == nil {
+		err = late.Get(ctx, client.ObjectKey{Name: "default"}, &corev1.Namespace{})
+	}
+	if err == nil {
+		t.Error("an expired certificate reached the cluster")
+	}
+}
+
+// clientOf is a client of the cluster kubeconfig reaches.
+func clientOf(t *testing.T, kubeconfig []byte) client.Client {
+	t.Helper()
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// hostOf is the host and port of address.
+func hostOf(t *testing.T, address string) string {
+	t.Helper()
+	u, err := url.Parse(address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
 }
 
 // newPool starts an etcd and returns a dedicated-mode pool on it; both stop
