@@ -35,14 +35,7 @@ func TestDedicatedClusterServesOpenIDConnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, kubeconfig)
 
 	if err := c.Create(t.Context(), openIDConnect("kyma", "https://issuer.example.com")); err != nil {
 		t.Fatalf("create OpenIDConnect: %v", err)
