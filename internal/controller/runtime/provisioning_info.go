@@ -126,15 +126,19 @@ func provisioningInfo(rt *infrav1.Runtime, shoot *gardencorev1beta1.Shoot, seedR
 func detailsYAML(d provisioningDetails) ([]byte, error) {
 	raw, err := json.Marshal(d)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encode the details as JSON: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var tree any
 	if err := dec.Decode(&tree); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("decode the details' JSON: %w", err)
 	}
-	return goyaml.Marshal(yamlNumbers(tree))
+	out, err := goyaml.Marshal(yamlNumbers(tree))
+	if err != nil {
+		return nil, fmt.Errorf("encode the details as YAML: %w", err)
+	}
+	return out, nil
 }
 
 // yamlNumbers replaces the numbers in v, decoded JSON, by the values the YAML parser resolves

@@ -117,7 +117,10 @@ func (f *front) shootURL(uid string) string { return f.url + frontPrefix + uid }
 func (f *front) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return f.srv.Shutdown(ctx)
+	if err := f.srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("stop the front: %w", err)
+	}
+	return nil
 }
 
 // shootNamespace is the namespace that stands for OwnNamespace in the shoot
@@ -189,7 +192,7 @@ func renameBack(resp *http.Response) error {
 	body, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	if err != nil {
-		return err
+		return fmt.Errorf("read the response to rename %s: %w", ns, err)
 	}
 	body = bytes.ReplaceAll(body, []byte(ns), []byte(OwnNamespace))
 	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
