@@ -26,8 +26,10 @@ func Transform(obj any) (any, error) {
 	case *corev1.ConfigMap:
 		// Runtimes that take the landscape's default OIDC provider have the same
 		// authentication configuration, and the same digest of it in an annotation: their
-		// ConfigMaps share one copy of each.
-		intern.Strings(&o.Data)
+		// ConfigMaps share one copy of each. Nothing here writes into the data map: it may
+		// be one that cached ConfigMaps share already, should an object reach the transform
+		// twice, and readers copy it while they hold no lock of the transform's (the race
+		// detector caught the write of the keys that intern.Strings did here).
 		o.Data = intern.Map(o.Data)
 		o.Annotations = intern.Map(o.Annotations)
 	}
