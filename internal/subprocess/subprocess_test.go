@@ -163,17 +163,20 @@ func TestLoopbackAddress(t *testing.T) {
 		t.Errorf("got %s, want a port on 127.0.0.1 from %d up to the ephemeral range at %d", addr, firstPrivatePort, ephemeralLow())
 	}
 
-	// A preferred port that is taken gives another one.
-	ln, err := net.Listen("tcp", addr)
+	// A preferred port that is taken gives another one. The port is one this test holds, not
+	// the one checked above: that one was free only when checked, and the packages testing
+	// beside this one pick ports from the same range.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = ln.Close() }()
-	other, err := LoopbackAddress(p)
+	taken := ln.Addr().(*net.TCPAddr).Port
+	other, err := LoopbackAddress(taken)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if other == addr {
-		t.Errorf("LoopbackAddress(%d) gave the taken %s", p, addr)
+	if other == ln.Addr().String() {
+		t.Errorf("LoopbackAddress(%d) gave the taken %s", taken, other)
 	}
 }
