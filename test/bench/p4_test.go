@@ -8,6 +8,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/proxy"
 )
 
 // p4Result is one quiet-fleet window.
@@ -42,13 +44,34 @@ type p4Result struct {
 	atEndAnon   int64
 	liveHeap    int64
 	memoryKnown bool
+	// restart is what the process did before the window: its start and its first re-check of
+	// each Runtime.
+	restart p4Restart
+}
+
+// p4Restart is a new process's first interval: from its start, through its cache's first list
+// and the first re-check of every Runtime (spread over one interval from the start, by uid),
+// to the window.
+type p4Restart struct {
+	length   time.Duration
+	rechecks int
+	cpu      time.Duration
+	// peakRSS is the largest resident set size seen in it, in bytes, read every 2 seconds.
+	peakRSS  int64
+	gardener requestCount
+	// gardenerByKind breaks Gardener's requests down by verb and resource.
+	gardenerByKind map[string]int
 }
 
 // recheckStep is the step a re-check of a Ready Runtime starts from.
 const recheckStep = "Initialise"
 
-// runP4 starts a manager on the Ready fleet of run r, lets it settle, and measures a window in
-// which every Runtime is re-checked at least once (--runtime-recheck-interval is half of it).
+// runP4 starts a manager on the Ready fleet of run r and measures a window in which every
+// Runtime is re-checked at least once (--runtime-recheck-interval is half of it). The window
+// begins one interval after the start, once the process has re-checked every Runtime for the
+// first time: a first re-check reads the shoot from Gardener, which later ones do not, so the
+// window holds the re-checks of a quiet fleet and the first interval is reported on its own
+// (p4Restart).
 func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (p4Result, error) {
 	res := p4Result{policy: r.policy, n: n, window: p.P4Window, recheck: p.P4Recheck}
 	t, err := s.track(ctx, r.name)
@@ -60,6 +83,7 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	if *p4MemoryLimit != "" && r.policy != baseline {
 		args = append(args, "--memory-limit", *p4MemoryLimit)
 	}
+	started := time.Now()
 	m, err := s.startManager(ctx, r, args...)
 	if err != nil {
 		return res, err
@@ -68,12 +92,20 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	if ok, _ := t.waitFor(ctx, n, p.RunTimeout, isReady); !ok {
 		return res, fmt.Errorf("%s: %d of %d Runtimes Ready before the quiet window", r.name, t.readyNow(), n)
 	}
-	// The start-up pass reads every Runtime once; the window begins after it.
-	settle := min(30*time.Second, p.P4Window/4)
-	select {
-	case <-ctx.Done():
-		return res, ctx.Err()
-	case <-time.After(settle):
+	// The first re-checks are due within one interval of the engine's start, which comes a
+	// little after the process's; the margin covers that.
+	windowStart := started.Add(p.P4Recheck + restartMargin)
+	for time.Now().Before(windowStart) {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(min(2*time.Second, time.Until(windowStart))):
+		}
+		u, err := m.readUsage()
+		if err != nil {
+			return res, err
+		}
+		res.restart.peakRSS = max(res.restart.peakRSS, u.rss)
 	}
 	before, err := m.scrape(ctx)
 	if err != nil {
@@ -128,21 +160,18 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		return res, err
 	}
 	records := s.log.between(start, end)
-	res.gardener = countRequests(records)
-	res.gardenerByKind = map[string]int{}
-	for _, rec := range records {
-		kind := rec.Resource
-		if rec.Subresource != "" {
-			kind += "/" + rec.Subresource
-		}
-		res.gardenerByKind[rec.Verb+" "+kind]++
-	}
+	res.gardener, res.gardenerByKind = countRequests(records), requestsByKind(records)
+	firstRecords := s.log.between(started, start)
+	res.restart.length, res.restart.cpu = start.Sub(started), u0.cpu
+	res.restart.gardener, res.restart.gardenerByKind = countRequests(firstRecords), requestsByKind(firstRecords)
 	delta := func(family string, match func(map[string]string) bool) int {
 		return int(sum(after, family, match) - sum(before, family, match))
 	}
-	res.rechecks = delta("infrastructure_manager_fsm_step_duration_seconds", func(l map[string]string) bool {
+	isRecheck := func(l map[string]string) bool {
 		return l["step"] == recheckStep && l["controller"] == runtimeController
-	})
+	}
+	res.rechecks = delta("infrastructure_manager_fsm_step_duration_seconds", isRecheck)
+	res.restart.rechecks = int(sum(before, "infrastructure_manager_fsm_step_duration_seconds", isRecheck))
 	cpHost := hostOf(s.cpConfig.Host)
 	isWrite := func(l map[string]string) bool { return l["method"] != "GET" }
 	runtimeHost := func(l map[string]string) bool { return l["host"] != cpHost && l["host"] != s.gardenHost }
@@ -175,6 +204,23 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	}
 	res.notReady = n - t.readyNow()
 	return res, nil
+}
+
+// restartMargin is how long after one re-check interval from the manager's start P4's window
+// begins.
+const restartMargin = 5 * time.Second
+
+// requestsByKind counts Gardener's requests by verb and resource.
+func requestsByKind(records []proxy.RequestRecord) map[string]int {
+	out := map[string]int{}
+	for _, rec := range records {
+		kind := rec.Resource
+		if rec.Subresource != "" {
+			kind += "/" + rec.Subresource
+		}
+		out[rec.Verb+" "+kind]++
+	}
+	return out
 }
 
 // readMemory reads the manager's Go memory at the window's end (beside u, read just before),

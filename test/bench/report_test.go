@@ -213,7 +213,7 @@ func writeP3(w func(string, ...any), res *results) {
 func writeP4(w func(string, ...any), res *results) {
 	w("## P4 quiet fleet")
 	w("")
-	w("Ready Runtimes with a fresh manager process, measured over a window after it settled. So that every Runtime is re-checked within the window, it runs with `--runtime-recheck-interval` at half the window (the default is 30 minutes): the request rates are those of that re-check rate, and scale down with the default. The simulator's shared shoot mode serves one API server to every runtime, each with a kyma-system namespace of its own, so each Runtime keeps its own kyma-provisioning-info ConfigMap, as on a cluster of its own; the cluster-scoped objects (administrator bindings, OpenIDConnect) are shared, and the runtimes of one fleet agree on them. A re-check that finds nothing to change writes no status: the manager keeps its time in memory. A new process spreads its first re-checks over one interval, by the Runtime's uid, so a restart does not re-check the whole fleet at once; it reads each shoot once from Gardener at its first re-check, since its cache keeps no shoot spec to compare with. %s Peak RSS is split into anonymous memory (heap, stacks) and the pages of files, nearly all the executable's.", p4LimitSentence())
+	w("Ready Runtimes with a fresh manager process, measured over a window that begins one re-check interval after the process started, once it has re-checked every Runtime for the first time. So that every Runtime is re-checked within the window, it runs with `--runtime-recheck-interval` at half the window (the default is 30 minutes): the request rates are those of that re-check rate, and scale down with the default. The simulator's shared shoot mode serves one API server to every runtime, each with a kyma-system namespace of its own, so each Runtime keeps its own kyma-provisioning-info ConfigMap, as on a cluster of its own; the cluster-scoped objects (administrator bindings, OpenIDConnect) are shared, and the runtimes of one fleet agree on them. A re-check that finds nothing to change writes no status: the manager keeps its time in memory. A new process spreads its first re-checks over one interval, by the Runtime's uid, so a restart does not re-check the whole fleet at once; it reads each shoot once from Gardener at its first re-check, since its cache keeps no shoot spec to compare with. %s Peak RSS is split into anonymous memory (heap, stacks) and the pages of files, nearly all the executable's.", p4LimitSentence())
 	w("")
 	w("| Policy | N | Window | Re-check interval | Re-checks | Peak RSS (anonymous + files) | CPU | Gardener requests/min | Gardener writes | Runtime-cluster requests/min | Runtime-cluster writes | Control-plane requests/min | Control-plane writes/min |")
 	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -235,6 +235,14 @@ func writeP4(w func(string, ...any), res *results) {
 	for _, r := range res.p4 {
 		w("- %s: the runtime held %.1f MiB of %.1f MiB anonymous; live heap %.1f MiB; next collection at %.1f MiB.", r.policy,
 			mib(r.atEnd.held()), mib(r.atEndAnon), mib(r.liveHeap), mib(r.atEnd.NextGC))
+	}
+	w("")
+	w("The first interval of each process, from its start to the window: the cache's first lists, and the first re-check of every Runtime, which reads the shoot from Gardener. The window above holds none of these.")
+	w("")
+	for _, r := range res.p4 {
+		f := r.restart
+		w("- %s: %s, %d re-checks, CPU %.1f s, peak RSS %.0f MiB; Gardener %d requests (%d writes): %s.", r.policy, f.length.Round(time.Second), f.rechecks, f.cpu.Seconds(),
+			mib(f.peakRSS), f.gardener.total, f.gardener.writes, countsText(f.gardenerByKind))
 	}
 	w("")
 	writeRecheck(w, res)
