@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -18,16 +17,6 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 )
-
-// gcPercent is the collector's target (GOGC) unless the environment sets GOGC. Most of the
-// manager's heap is its caches of Runtimes, GardenerClusters and shoots, which live as long as
-// the process; Go's default of 100 lets the heap grow by as much again in garbage before a
-// collection, which for a quiet fleet of 1,000 Runtimes was a third of the manager's memory.
-// At 50 the collector runs twice as often, on a heap whose garbage is small: a few percent
-// more CPU for a quarter less memory (docs/benchmarks). It holds with a memory limit too
-// (memlimit.go): the limit is a ceiling for the heap, not its target (with Go's default of 100
-// under a 150 MiB limit, a quiet fleet of 1,000 took 115 MiB instead of 99; one run each).
-const gcPercent = 50
 
 // upstreamGardenKubeconfig is where upstream's Deployment mounts the Gardener kubeconfig.
 const upstreamGardenKubeconfig = "/gardener/kubeconfig/kubeconfig"
@@ -58,7 +47,6 @@ func main() {
 		os.Exit(2)
 	}
 	limit.apply()
-	setGCPercent(os.LookupEnv)
 	log.Info("memory limit", "process", limit.process, "heap", limit.heap, "from", limit.source)
 	if err := run(ctrl.SetupSignalHandler(), *gardenKubeconfig, opts); err != nil {
 		ctrl.Log.Error(err, "manager stopped")
@@ -136,14 +124,4 @@ func wrapStart(err error) error {
 		return fmt.Errorf("run manager: %w", err)
 	}
 	return nil
-}
-
-// setGCPercent sets gcPercent as the collector's target unless GOGC is set in the environment
-// (looked up with lookup), which the Go runtime has applied already; it reports whether it set it.
-func setGCPercent(lookup func(string) (string, bool)) bool {
-	if _, set := lookup("GOGC"); set {
-		return false
-	}
-	debug.SetGCPercent(gcPercent)
-	return true
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,25 +28,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-// TestGCPercent: the manager sets its own collector target unless the environment names one.
-func TestGCPercent(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	noEnv := func(string) (string, bool) { return "", false }
-
-	if !setGCPercent(noEnv) {
-		t.Error("without GOGC: not set")
-	}
-	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Errorf("the target without GOGC is %d, want %d", got, gcPercent)
-	}
-	if setGCPercent(func(k string) (string, bool) { return "80", k == "GOGC" }) {
-		t.Error("with GOGC: set anyway")
-	}
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("the target with GOGC is %d, want it left as it was (100)", got)
-	}
 }
 
 // TestUnreachableAPIServer runs the manager against an API server address nobody listens on: it

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -63,14 +62,7 @@ const (
 	pollShootDelete = 90 * time.Second
 )
 
-// gcPercent is cmd/manager's collector target, so the baseline's memory compares with the
-// manager's.
-const gcPercent = 50
-
 func main() {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(gcPercent)
-	}
 	opts := manager.DefaultOptions()
 	opts.BindFlags(flag.CommandLine)
 	gardenKubeconfig := flag.String("gardener-kubeconfig", "", "kubeconfig of the Gardener project")
