@@ -27,7 +27,9 @@
 //     manager is SIGKILLed and started again; Gardener requests in the first 10s and retries
 //     that ran before the next retry time the status had persisted.
 //   - P4 quiet fleet: Ready Runtimes for a window, re-checked within it; the manager's RSS and
-//     CPU, Gardener, runtime-cluster and control-plane requests per minute, and writes.
+//     CPU, Gardener, runtime-cluster and control-plane requests per minute, and writes. The
+//     window begins one re-check interval after the manager started, after its first re-check
+//     of every Runtime, which the report gives on its own.
 //
 // The default profile is short (a few Runtimes per scenario, no timing targets) and runs in
 // `make test` to keep the harness working; `make bench` runs the full profile and writes
