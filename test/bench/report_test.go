@@ -124,9 +124,11 @@ func writeTargets(w func(string, ...any), res *results) {
 		if r.policy != ours {
 			continue
 		}
-		rss := float64(r.peakRSS) / (1 << 20)
-		w("| P4, N=%d | at most 150 MiB RSS | %.0f MiB (%.0f MiB anonymous, %.0f MiB of files) | %s |", r.n, rss,
-			float64(r.peakAnon)/(1<<20), float64(r.peakFile)/(1<<20), met(rss <= 150))
+		// The limit holds for the whole process: its first interval, with the caches' first
+		// lists, counts as much as the window.
+		rss, first := mib(r.peakRSS), mib(r.restart.peakRSS)
+		w("| P4, N=%d | at most 150 MiB RSS | %.0f MiB in the window (%.0f MiB anonymous, %.0f MiB of files), %.0f MiB in the first interval | %s |", r.n, rss,
+			mib(r.peakAnon), mib(r.peakFile), first, met(max(rss, first) <= 150))
 		rate := float64(r.rechecks) / r.window.Seconds()
 		perRecheck := r.cpuPerMinute / 60 / max(rate, 1e-9)
 		shipped := shippedRecheckRate * perRecheck
