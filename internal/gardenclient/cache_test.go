@@ -2,6 +2,7 @@ package gardenclient_test
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -72,6 +73,37 @@ func TestTransformKeepsRepeatedStringsOnce(t *testing.T) {
 	}
 	if x.Data["config.yaml"] != cm.Data["config.yaml"] {
 		t.Errorf("ConfigMap data changed: %q", x.Data["config.yaml"])
+	}
+}
+
+// TestTransformWritesNoSharedData: a ConfigMap whose data map the cache already shares with
+// others may reach the transform again (client-go asks transforms to be idempotent for objects
+// passed to Replace once more). The transform must not write into that map while a reader of
+// the cache copies it; the race detector, on in make test, sees such a write.
+func TestTransformWritesNoSharedData(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "structured-auth-config-c-2"},
+		Data: map[string]string{"config.yaml": "kind: AuthenticationConfiguration\n", "digest": "ab06177c8ddf655d"}}
+	x, y := twice(t, cm)
+	if !sameMap(x.Data, y.Data) {
+		t.Fatal("the two ConfigMaps do not share their data: nothing to test")
+	}
+	start, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		<-start
+		for range 2000 {
+			_ = x.DeepCopy() // what a cache Get does
+		}
+	}()
+	close(start)
+	for range 2000 {
+		if _, err := gardenclient.Transform(y); err != nil {
+			t.Error(err)
+		}
+	}
+	<-done
+	if !sameMap(x.Data, y.Data) || !maps.Equal(y.Data, cm.Data) {
+		t.Errorf("the data changed on the way through the transform again: %v", y.Data)
 	}
 }
 
