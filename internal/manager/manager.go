@@ -192,9 +192,10 @@ func (o Options) newControllerManager(cfg *rest.Config, scheme *runtime.Scheme, 
 			DefaultNamespaces: map[string]cache.Config{o.Namespace: {}},
 			DefaultTransform:  ControlPlaneTransform,
 		},
-		// The kubeconfig Secrets are read from the API server when a step needs one: a cache
-		// of them would hold every runtime's admin credentials in memory, a seventh of a Ready
-		// fleet's heap, for reads that come minutes apart per runtime.
+		// No Secret is read through the cache: the Runtime controller reads the kubeconfig
+		// Secrets from a watch of their own, which keeps each as the connection it describes
+		// and not as the Secret (runtimectrl.KubeconfigSecrets), and every other Secret read
+		// goes to the API server.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		// The manager's own kinds are mapped without discovery: the Runtime index is registered
 		// before the API server is asked anything.
@@ -229,8 +230,15 @@ func (o Options) setupControllers(mgr ctrl.Manager, conn *gardenclient.Connectio
 	render := o.RenderOptions(l)
 	engineOpts := append([]fsm.Option{fsm.WithGate(conn.Breaker)}, o.engineObservers()...)
 	cpClient, gardenClient := recorded(rec, mgr, conn.Cluster)
-	err := runtimectrl.Setup(mgr, conn.Cluster, runtimectrl.Config{
-		Options: o.RuntimeOptions, EngineOptions: o.EngineOptions,
+	kubeconfigs, err := runtimectrl.WatchKubeconfigSecrets(mgr.GetConfig(), mgr.GetHTTPClient(), o.Namespace, mgr.GetAPIReader())
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(kubeconfigs); err != nil {
+		return fmt.Errorf("add the watch of kubeconfig Secrets: %w", err)
+	}
+	err = runtimectrl.Setup(mgr, conn.Cluster, runtimectrl.Config{
+		Options: o.RuntimeOptions, EngineOptions: o.EngineOptions, Kubeconfigs: kubeconfigs,
 		Client: cpClient, Garden: gardenClient, GardenReader: conn.Cluster.GetAPIReader(), Recorder: rec, Series: o.Metrics.Runtimes, Shadow: o.Shadow,
 		GardenNamespace: render.Namespace, Namespace: o.Namespace, Render: render, ACLConfigMap: o.ACLConfigMap(l, o.Namespace),
 	}, engineOpts...)

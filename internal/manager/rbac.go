@@ -15,10 +15,12 @@ package manager
 // controller reconciles them.
 // +kubebuilder:rbac:groups=infrastructuremanager.kyma-project.io,namespace=kcp-system,resources=gardenerclusters,verbs=get;list;watch;create;update;patch;delete
 // The GardenerCluster controller writes the kubeconfig Secrets; the Runtime controller reads them
-// to reach the runtime and deletes them with it. Both read them one at a time from the API
-// server, never through a cache (New): the manager may not list or watch every runtime's admin
-// credentials.
-// +kubebuilder:rbac:groups="",namespace=kcp-system,resources=secrets,verbs=get;create;update;patch;delete
+// to reach the runtime and deletes them with it. The Runtime controller watches the ones
+// labelled as the manager's (runtimectrl.KubeconfigSecrets), so a quiet re-check reads no
+// Secret: that needs list and watch on the namespace's Secrets, as upstream's manager has them.
+// RBAC cannot narrow a list to a label, so the label selector is the manager's restraint, not
+// the API server's: it keeps no other Secret, and reads the rest one at a time.
+// +kubebuilder:rbac:groups="",namespace=kcp-system,resources=secrets,verbs=get;list;watch;create;update;patch;delete
 // The landscape's ACL ConfigMap, read and watched with --api-server-acl-enabled.
 // +kubebuilder:rbac:groups="",namespace=kcp-system,resources=configmaps,verbs=get;list;watch
 // Events on Runtimes and GardenerClusters (events.k8s.io), and leader election's own (core).

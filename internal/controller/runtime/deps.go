@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -25,5 +26,6 @@ type Clusters interface {
 	Connect(ctx context.Context, rt *infrav1.Runtime) (Objects, error)
 }
 
-// ClientFunc returns a client for a runtime's own cluster from its admin kubeconfig.
-type ClientFunc func(ctx context.Context, kubeconfig []byte) (client.Client, error)
+// ClientFunc returns a client for a runtime's own cluster, reached with cfg: the connection
+// that kubeconfig.RESTConfig made of its admin kubeconfig. It may change cfg, a copy.
+type ClientFunc func(ctx context.Context, cfg *rest.Config) (client.Client, error)

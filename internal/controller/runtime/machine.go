@@ -92,8 +92,11 @@ type Config struct {
 	// ACLConfigMap is the landscape's ConfigMap with the operators' and the control plane's
 	// addresses, which every API server access list includes; an empty name turns ACLs off.
 	ACLConfigMap types.NamespacedName
+	// Kubeconfigs reads the runtimes' kubeconfig Secrets; Setup and NewMachine default it to
+	// reading them through Client. The manager passes its watch of them.
+	Kubeconfigs KubeconfigReader
 	// Clusters connects to the runtimes' own clusters; Setup defaults it to CachedClusters over
-	// Client, keeping RuntimeClientCacheSize clients.
+	// Kubeconfigs, keeping RuntimeClientCacheSize clients.
 	Clusters Clusters
 	// Recorder records the writes of each pass over a Runtime (package shadow): Setup wraps the
 	// reconciler and the runtime clusters' clients; Client and Garden come wrapped already.
@@ -127,6 +130,9 @@ func NewMachine(cfg Config) fsm.Machine[*infrav1.Runtime] {
 	s := steps{Config: cfg, seeds: newSeedLists(cfg.SeedListTTL, time.Now), seedRegions: &sync.Map{}, upstreamAdminsGone: &sync.Map{}, verdicts: &verdicts{}}
 	if s.Render.Namespace == "" {
 		s.Render.Namespace = cfg.GardenNamespace
+	}
+	if s.Kubeconfigs == nil {
+		s.Kubeconfigs = ReadKubeconfigSecrets(cfg.Client)
 	}
 	if s.PollInterval == 0 {
 		s.PollInterval = DefaultPollInterval

@@ -3,46 +3,45 @@ package runtime
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// passReads keeps the kubeconfig Secrets one call of the controller read. The manager caches no
-// Secrets, so each read is a request to the API server. Three steps of a pass need the Secret:
-// WaitForKubeconfig checks it, ConfigureOIDC and ConfigureCluster connect with it. They share
-// one read. A Secret rotated during the call is seen by the next one; the kubeconfig it
+// passReads keeps the kubeconfig Secrets one call of the controller read. Three steps of a pass
+// need the Secret: WaitForKubeconfig checks it, ConfigureOIDC and ConfigureCluster connect with
+// it. They share one read, so the steps of a pass agree on the Secret even when it changes
+// between them; a Secret rotated during the call is seen by the next one, and the kubeconfig it
 // replaces is still valid until then.
 type passReads struct {
-	secrets map[client.ObjectKey]*corev1.Secret
+	secrets map[client.ObjectKey]*KubeconfigSecret
 }
 
 type passReadsKey struct{}
 
-// onePassReads makes each call of r share its Secret reads (getSecret).
+// onePassReads makes each call of r share its Secret reads (getKubeconfigSecret).
 func onePassReads(r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		ctx = context.WithValue(ctx, passReadsKey{}, &passReads{secrets: map[client.ObjectKey]*corev1.Secret{}})
+		ctx = context.WithValue(ctx, passReadsKey{}, &passReads{secrets: map[client.ObjectKey]*KubeconfigSecret{}})
 		return r.Reconcile(ctx, req)
 	})
 }
 
-// getSecret reads the Secret key through r into secret, once per call of the controller: a
-// later read in the same call gets a copy of the first. Errors are not kept: a step that
-// failed to read ends the call.
-func getSecret(ctx context.Context, r client.Reader, key client.ObjectKey, secret *corev1.Secret) error {
+// getKubeconfigSecret reads the Secret key through r, once per call of the controller: a later
+// read in the same call gets the first one. Errors are not kept: a step that failed to read
+// ends the call.
+func getKubeconfigSecret(ctx context.Context, r KubeconfigReader, key client.ObjectKey) (*KubeconfigSecret, error) {
 	memo, _ := ctx.Value(passReadsKey{}).(*passReads)
 	if memo != nil {
 		if read, ok := memo.secrets[key]; ok {
-			read.DeepCopyInto(secret)
-			return nil
+			return read, nil
 		}
 	}
-	if err := r.Get(ctx, key, secret); err != nil {
-		return err //nolint:wrapcheck // the callers say what they read.
+	secret, err := r.Get(ctx, key)
+	if err != nil {
+		return nil, err
 	}
 	if memo != nil {
-		memo.secrets[key] = secret.DeepCopy()
+		memo.secrets[key] = secret
 	}
-	return nil
+	return secret, nil
 }

@@ -2,11 +2,10 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,26 +26,28 @@ const DefaultRuntimeClientCacheSize = 32
 // keeps the clients it built: a client
 // learns the cluster's API (discovery) on first use of each kind and holds its connections, and
 // the steps that configure a runtime's cluster reach it on every pass, the periodic re-check of
-// a Ready runtime included. A client serves only the kubeconfig it was built from, so a rotated
-// kubeconfig builds a new one; at most size clients are kept, the least recently used goes
-// first, and a client that leaves the cache closes its idle connections at once instead of
-// holding them until their idle timeout. The Secret is read once per pass (getSecret); the
-// manager reads it from the API server, as it caches no Secrets.
+// a Ready runtime included. A client serves only the version of the Secret it was built from,
+// so a rotated kubeconfig builds a new one; at most size clients are kept, the least recently
+// used goes first, and a client that leaves the cache closes its idle connections at once
+// instead of holding them until their idle timeout. The Secret is read once per pass
+// (getKubeconfigSecret), from the manager's watch of the kubeconfig Secrets
+// (KubeconfigSecrets), which parsed its kubeconfig when it changed.
 type CachedClusters struct {
-	secrets   client.Reader
+	secrets   KubeconfigReader
 	newClient ClientFunc
 	clients   *lru.Cache
 }
 
-// cachedClient is a client and the hash of the kubeconfig it was built from.
+// cachedClient is a client and the version of the Secret it was built from.
 type cachedClient struct {
-	kubeconfig [sha256.Size]byte
-	client     client.Client
+	uid             types.UID
+	resourceVersion string
+	client          client.Client
 }
 
 // NewCachedClusters returns a CachedClusters that keeps up to size clients (at least one);
-// newClient nil is KubeconfigClient.
-func NewCachedClusters(secrets client.Reader, newClient ClientFunc, size int) *CachedClusters {
+// newClient nil is ConfigClient.
+func NewCachedClusters(secrets KubeconfigReader, newClient ClientFunc, size int) *CachedClusters {
 	evicted := func(_ lru.Key, v any) {
 		if cached, ok := v.(cachedClient); ok {
 			closeIdle(cached.client)
@@ -71,24 +72,26 @@ func closeIdle(c client.Client) {
 
 // Connect implements Clusters.
 func (c *CachedClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Objects, error) {
-	kubeconfig, err := readKubeconfig(ctx, c.secrets, rt)
+	secret, err := readKubeconfig(ctx, c.secrets, rt)
 	if err != nil {
 		return nil, err
 	}
-	key := types.NamespacedName{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}
-	sum := sha256.Sum256(kubeconfig)
+	key := types.NamespacedName{Namespace: secret.Namespace, Name: secret.Name}
 	if v, ok := c.clients.Get(key); ok {
-		if cached, _ := v.(cachedClient); cached.kubeconfig == sum {
+		if cached, _ := v.(cachedClient); cached.uid == secret.UID && cached.resourceVersion == secret.ResourceVersion {
 			return cached.client, nil
 		}
 		// The kubeconfig was rotated: the old client goes, with its connections.
 		c.clients.Remove(key)
 	}
-	built, err := connect(ctx, c.newClient, kubeconfig)
+	if secret.Refused != nil {
+		return nil, refusedKubeconfig(key, secret.Refused)
+	}
+	built, err := connect(ctx, c.newClient, rest.CopyConfig(secret.Config))
 	if err != nil {
 		return nil, refusedKubeconfig(key, err)
 	}
-	c.clients.Add(key, cachedClient{kubeconfig: sum, client: built})
+	c.clients.Add(key, cachedClient{uid: secret.UID, resourceVersion: secret.ResourceVersion, client: built})
 	return built, nil
 }
 
@@ -114,26 +117,30 @@ func refusedKubeconfig(secret types.NamespacedName, err error) error {
 // replaces it (see waitForKubeconfig).
 const ReasonKubeconfigOfAnotherShoot = "KubeconfigOfAnotherShoot"
 
-// readKubeconfig returns the admin kubeconfig in rt's kubeconfig Secret, refusing one issued for
-// another shoot.
-func readKubeconfig(ctx context.Context, secrets client.Reader, rt *infrav1.Runtime) ([]byte, error) {
-	secret := &corev1.Secret{}
-	if err := getSecret(ctx, secrets, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret); err != nil {
+// readKubeconfig returns rt's kubeconfig Secret, refusing one that holds no kubeconfig or one
+// issued for another shoot.
+func readKubeconfig(ctx context.Context, secrets KubeconfigReader, rt *infrav1.Runtime) (*KubeconfigSecret, error) {
+	secret, err := getKubeconfigSecret(ctx, secrets, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)})
+	if err != nil {
 		return nil, fmt.Errorf("get kubeconfig secret: %w", err)
 	}
 	if shoot, _ := kubeconfigShoot(secret); shoot != rt.Spec.Shoot.Name {
 		return nil, retry.Transient(ReasonKubeconfigOfAnotherShoot, fmt.Errorf(
 			"the kubeconfig in Secret %s was issued for shoot %q, not for shoot %s: it is not used", secret.Name, shoot, rt.Spec.Shoot.Name))
 	}
-	return secret.Data[KubeconfigKey], nil
+	if secret.Empty {
+		return nil, fmt.Errorf("the kubeconfig Secret %s holds no kubeconfig under key %s", secret.Name, KubeconfigKey)
+	}
+	return secret, nil
 }
 
-// connect builds a client from kubeconfig with newClient, KubeconfigClient when nil.
-func connect(ctx context.Context, newClient ClientFunc, kubeconfig []byte) (client.Client, error) {
+// connect builds a client for the runtime cluster cfg reaches with newClient, ConfigClient when
+// nil.
+func connect(ctx context.Context, newClient ClientFunc, cfg *rest.Config) (client.Client, error) {
 	if newClient == nil {
-		newClient = KubeconfigClient
+		newClient = ConfigClient
 	}
-	c, err := newClient(ctx, kubeconfig)
+	c, err := newClient(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to runtime cluster: %w", err)
 	}

@@ -26,14 +26,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
 
-// secretHolding is rt's kubeconfig Secret holding kubeconfig.
+// secretHolding is rt's kubeconfig Secret holding kubeconfig, or testKubeconfig(kubeconfig) when
+// kubeconfig is a bare name.
 func secretHolding(rt *infrav1.Runtime, kubeconfig string) *corev1.Secret {
+	if !strings.Contains(kubeconfig, "\n") {
+		kubeconfig = testKubeconfig(kubeconfig)
+	}
 	s := &corev1.Secret{Data: map[string][]byte{KubeconfigKey: []byte(kubeconfig)}}
 	s.Name, s.Namespace = kubeconfigSecretName(rt), rt.Namespace
 	s.Labels = map[string]string{infrav1.LabelShootName: rt.Spec.Shoot.Name}
@@ -46,12 +52,13 @@ func TestCachedClusters(t *testing.T) {
 	a, b, c := newTestRuntime(t, "a"), newTestRuntime(t, "b"), newTestRuntime(t, "c")
 	w := newWorld(t, secretHolding(a, "a-1"), secretHolding(b, "b-1"), secretHolding(c, "c-1"))
 	var built []string
-	clusters := NewCachedClusters(w.kcp, func(_ context.Context, kc []byte) (client.Client, error) {
-		if string(kc) == "broken" {
+	clusters := NewCachedClusters(ReadKubeconfigSecrets(w.kcp), func(_ context.Context, cfg *rest.Config) (client.Client, error) {
+		kc := hostOf(cfg)
+		if kc == "broken" {
 			return nil, errors.New("no cluster there")
 		}
-		built = append(built, string(kc))
-		return w.store("runtime-"+string(kc), nil), nil
+		built = append(built, kc)
+		return w.store("runtime-"+kc, nil), nil
 	}, 2)
 	connect := func(rt *infrav1.Runtime) {
 		t.Helper()
@@ -118,8 +125,9 @@ func TestCachedClustersCloseWhatTheyDrop(t *testing.T) {
 	a, b, c := newTestRuntime(t, "a"), newTestRuntime(t, "b"), newTestRuntime(t, "c")
 	w := newWorld(t, secretHolding(a, "a-1"), secretHolding(b, "b-1"), secretHolding(c, "c-1"))
 	var closed []string
-	clusters := NewCachedClusters(w.kcp, func(_ context.Context, kc []byte) (client.Client, error) {
-		return closeRecorder{Client: w.store("runtime-"+string(kc), nil), name: string(kc), closed: &closed}, nil
+	clusters := NewCachedClusters(ReadKubeconfigSecrets(w.kcp), func(_ context.Context, cfg *rest.Config) (client.Client, error) {
+		kc := hostOf(cfg)
+		return closeRecorder{Client: w.store("runtime-"+kc, nil), name: kc, closed: &closed}, nil
 	}, 2)
 	connect := func(rt *infrav1.Runtime) {
 		t.Helper()
@@ -145,7 +153,7 @@ func TestCachedClustersCloseWhatTheyDrop(t *testing.T) {
 // TestCachedClustersCloseConnections: with real clients and a client certificate, as Gardener's
 // admin kubeconfigs have, against a server that offers HTTP/2, the connection of a runtime whose
 // client the cache dropped is closed, and the one of the runtime it keeps stays open. The
-// clients speak HTTP/1.1 (see newKubeconfigClient).
+// clients speak HTTP/1.1 (see newConfigClient).
 func TestCachedClustersCloseConnections(t *testing.T) {
 	var mu sync.Mutex
 	open, http2 := 0, 0
@@ -180,7 +188,7 @@ func TestCachedClustersCloseConnections(t *testing.T) {
 
 	a, b := newTestRuntime(t, "a"), newTestRuntime(t, "b")
 	w := newWorld(t, secretHolding(a, clientCertKubeconfig(t, srv, "a")), secretHolding(b, clientCertKubeconfig(t, srv, "b")))
-	clusters := NewCachedClusters(w.kcp, KubeconfigClient, 1)
+	clusters := NewCachedClusters(ReadKubeconfigSecrets(w.kcp), ConfigClient, 1)
 	use := func(rt *infrav1.Runtime) {
 		t.Helper()
 		c, err := clusters.Connect(t.Context(), rt)
@@ -224,7 +232,11 @@ func TestDroppedRuntimeClientIsFreed(t *testing.T) {
 	defer srv.Close()
 
 	transport := func() weak.Pointer[http.Transport] {
-		c, err := KubeconfigClient(t.Context(), []byte(clientCertKubeconfig(t, srv, "a")))
+		cfg, err := kubeconfig.RESTConfig("", []byte(clientCertKubeconfig(t, srv, "a")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ConfigClient(t.Context(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +313,7 @@ func TestCachedClustersRefuseAnotherShootsKubeconfig(t *testing.T) {
 	secret.Labels[infrav1.LabelShootName] = "other"
 	w := newWorld(t, secret)
 	built := false
-	clusters := NewCachedClusters(w.kcp, func(_ context.Context, _ []byte) (client.Client, error) {
+	clusters := NewCachedClusters(ReadKubeconfigSecrets(w.kcp), func(_ context.Context, _ *rest.Config) (client.Client, error) {
 		built = true
 		return w.runtime, nil
 	}, 1)
@@ -337,7 +349,7 @@ contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 `, srv.URL)
 	w := newWorld(t, secretHolding(rt, kc))
-	clusters := NewCachedClusters(w.kcp, KubeconfigClient, 1)
+	clusters := NewCachedClusters(ReadKubeconfigSecrets(w.kcp), ConfigClient, 1)
 
 	_, err := clusters.Connect(t.Context(), rt)
 	if err == nil {

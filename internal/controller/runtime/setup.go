@@ -28,7 +28,6 @@ import (
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
-	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
 )
@@ -45,8 +44,11 @@ const (
 // gets the controller's own options, then cfg's shared ones (FSMOptions), then opts: the
 // caller's, such as the manager's gate and observers.
 func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, opts ...fsm.Option) error {
+	if cfg.Kubeconfigs == nil {
+		cfg.Kubeconfigs = ReadKubeconfigSecrets(cfg.Client)
+	}
 	if cfg.Clusters == nil {
-		cfg.Clusters = NewCachedClusters(cfg.Client, runtimeClients(cfg), cmp.Or(cfg.RuntimeClientCacheSize, DefaultRuntimeClientCacheSize))
+		cfg.Clusters = NewCachedClusters(cfg.Kubeconfigs, runtimeClients(cfg), cmp.Or(cfg.RuntimeClientCacheSize, DefaultRuntimeClientCacheSize))
 	}
 	s := steps{Config: cfg}
 	if err := indexRuntimes(context.Background(), mgr.GetCache(), IndexRuntimeID, runtimeIDOf); err != nil {
@@ -119,18 +121,18 @@ func byRuntimeLabels(_ context.Context, o client.Object) []reconcile.Request {
 // runtime cannot hold a worker.
 const RuntimeRequestTimeout = 10 * time.Second
 
-// runtimeClients returns how Setup connects to runtime clusters: KubeconfigClient, with the
-// writes recorded when cfg has a Recorder, and as a shadow's when cfg.Shadow is set.
+// runtimeClients returns how Setup connects to runtime clusters: ConfigClient, with the writes
+// recorded when cfg has a Recorder, and as a shadow's when cfg.Shadow is set.
 func runtimeClients(cfg Config) ClientFunc {
 	if cfg.Recorder == nil {
-		return KubeconfigClient
+		return ConfigClient
 	}
 	var guard func(http.RoundTripper) http.RoundTripper
 	if cfg.Shadow {
 		guard = cfg.Recorder.Guard(shadow.TargetRuntime)
 	}
-	return func(_ context.Context, data []byte) (client.Client, error) {
-		c, err := newKubeconfigClient(data, guard)
+	return func(_ context.Context, rc *rest.Config) (client.Client, error) {
+		c, err := newConfigClient(rc, guard)
 		if err != nil {
 			return nil, err
 		}
@@ -138,19 +140,15 @@ func runtimeClients(cfg Config) ClientFunc {
 	}
 }
 
-// KubeconfigClient connects to a cluster with a kubeconfig, with its inline credentials and CA
-// data only: a kubeconfig that asks for more (an exec plugin, a file, no TLS verification) is
-// refused with a *kubeconfig.Error (package internal/kubeconfig).
-func KubeconfigClient(_ context.Context, data []byte) (client.Client, error) {
-	return newKubeconfigClient(data, nil)
+// ConfigClient connects to a runtime cluster with cfg, a connection that
+// kubeconfig.RESTConfig made from an admin kubeconfig: inline credentials and CA data only.
+// It changes cfg.
+func ConfigClient(_ context.Context, cfg *rest.Config) (client.Client, error) {
+	return newConfigClient(cfg, nil)
 }
 
-// newKubeconfigClient is KubeconfigClient with wrap, when not nil, around its transport.
-func newKubeconfigClient(data []byte, wrap func(http.RoundTripper) http.RoundTripper) (client.Client, error) {
-	cfg, err := kubeconfig.RESTConfig("", data)
-	if err != nil {
-		return nil, fmt.Errorf("parse kubeconfig: %w", err)
-	}
+// newConfigClient is ConfigClient with wrap, when not nil, around its transport.
+func newConfigClient(cfg *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) (client.Client, error) {
 	if wrap != nil {
 		cfg.Wrap(wrap)
 	}

@@ -46,7 +46,7 @@ func listOpenIDConnects(ctx context.Context, c Objects) ([]unstructured.Unstruct
 	err := c.List(ctx, list)
 	if apierrors.IsNotFound(err) {
 		// A list answers 404 only for a resource the server does not serve: the kind is mapped
-		// without discovery (KubeconfigClient), so a missing API shows here.
+		// without discovery (ConfigClient), so a missing API shows here.
 		return nil, &meta.NoKindMatchError{GroupKind: gardener.OpenIDConnectGVK.GroupKind(), SearchedVersions: []string{gardener.OpenIDConnectGVK.Version}}
 	}
 	if err != nil {

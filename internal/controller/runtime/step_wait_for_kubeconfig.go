@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,8 +22,7 @@ import (
 // an earlier shoot of the same name) is never used: the step asks the GardenerCluster
 // controller to rotate it at once, and waits.
 func (s steps) waitForKubeconfig(ctx context.Context, rt *infrav1.Runtime) fsm.Outcome {
-	secret := &corev1.Secret{}
-	err := getSecret(ctx, s.Client, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)}, secret)
+	secret, err := getKubeconfigSecret(ctx, s.Kubeconfigs, client.ObjectKey{Namespace: rt.Namespace, Name: kubeconfigSecretName(rt)})
 	switch {
 	case apierrors.IsNotFound(err):
 		return fsm.Wait(s.poll(StepWaitForKubeconfig, nil), "the kubeconfig Secret "+kubeconfigSecretName(rt)+" does not exist yet")
@@ -34,7 +32,7 @@ func (s steps) waitForKubeconfig(ctx context.Context, rt *infrav1.Runtime) fsm.O
 		return fsm.Fail(retry.Terminal(gardenercluster.ReasonSecretNotOwned, fmt.Errorf(
 			"the Secret %s/%s is not the kubeconfig Secret the manager keeps for GardenerCluster %s (labels %v): its kubeconfig is not used",
 			secret.Namespace, secret.Name, gardenerClusterName(rt), secret.Labels)))
-	case len(secret.Data[KubeconfigKey]) == 0:
+	case secret.Empty:
 		return fsm.Wait(s.poll(StepWaitForKubeconfig, nil), "the kubeconfig Secret "+kubeconfigSecretName(rt)+" is empty")
 	}
 	if wrong, err := s.issuedForAnother(ctx, rt, secret); err != nil || wrong != "" {
@@ -50,7 +48,7 @@ func (s steps) waitForKubeconfig(ctx context.Context, rt *infrav1.Runtime) fsm.O
 // issuedForAnother says for which other shoot the kubeconfig in secret was issued, "" when it is
 // for rt's shoot as it exists now (read from the shoot cache). A kubeconfig upstream's manager
 // issued records only the shoot's name.
-func (s steps) issuedForAnother(ctx context.Context, rt *infrav1.Runtime, secret *corev1.Secret) (string, error) {
+func (s steps) issuedForAnother(ctx context.Context, rt *infrav1.Runtime, secret *KubeconfigSecret) (string, error) {
 	name, uid := kubeconfigShoot(secret)
 	if name != rt.Spec.Shoot.Name {
 		return "shoot " + cmp.Or(name, "(unknown)"), nil
@@ -70,7 +68,7 @@ func (s steps) issuedForAnother(ctx context.Context, rt *infrav1.Runtime, secret
 
 // kubeconfigShoot returns the shoot the kubeconfig in secret was issued for: its name and uid as
 // the GardenerCluster controller records them, or only the name label upstream's Secrets carry.
-func kubeconfigShoot(secret *corev1.Secret) (string, types.UID) {
+func kubeconfigShoot(secret *KubeconfigSecret) (string, types.UID) {
 	if name, ok := secret.Annotations[gardenercluster.AnnotationShoot]; ok {
 		return name, types.UID(secret.Annotations[gardenercluster.AnnotationShootUID])
 	}

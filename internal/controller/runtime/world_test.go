@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -80,8 +82,26 @@ type world struct {
 	calls  []string
 }
 
-// runtimeKubeconfig is what the kubeconfig Secrets of the step tests hold.
-const runtimeKubeconfig = "kubeconfig of the runtime cluster"
+// runtimeKubeconfig is what the kubeconfig Secrets of the step tests hold: a kubeconfig of
+// the cluster at https://runtime.test.
+var runtimeKubeconfig = testKubeconfig("runtime")
+
+// testKubeconfig is a kubeconfig with a token for the cluster at https://<name>.test, which
+// hostOf names again.
+func testKubeconfig(name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://%s.test"}}]
+users: [{name: u, user: {token: not-a-secret}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`, name)
+}
+
+// hostOf is the name of the testKubeconfig that made cfg.
+func hostOf(cfg *rest.Config) string {
+	return strings.TrimSuffix(strings.TrimPrefix(cfg.Host, "https://"), ".test")
+}
 
 // fault fails the calls of one store, verb and kind (any of them when empty) with err, times
 // times (every time when 0).
@@ -115,8 +135,9 @@ func newWorld(t *testing.T, objs ...client.Object) *world {
 		Garden:          w.garden,
 		GardenNamespace: testProject,
 		Render:          renderOptions(t),
-		Clusters: NewCachedClusters(w.kcp, func(_ context.Context, kc []byte) (client.Client, error) {
-			if string(kc) != runtimeKubeconfig {
+		Kubeconfigs:     ReadKubeconfigSecrets(w.kcp),
+		Clusters: NewCachedClusters(ReadKubeconfigSecrets(w.kcp), func(_ context.Context, cfg *rest.Config) (client.Client, error) {
+			if hostOf(cfg) != "runtime" {
 				return nil, errors.New("the kubeconfig reaches no cluster")
 			}
 			return w.runtime, nil

@@ -222,10 +222,7 @@ func leaveClusterAsUpstream(t *testing.T, rt *infrav1.Runtime, shoot *gardencore
 	if err := upstreamGardenClient(t).SubResource("adminkubeconfig").Create(ctx, shoot, req); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := runtimectrl.KubeconfigClient(ctx, req.Status.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := kubeconfigClient(t, req.Status.Kubeconfig)
 	gc := upstream.GardenerCluster(rt, shoot)
 	for _, obj := range []client.Object{gc, upstream.KubeconfigSecret(gc, req.Status.Kubeconfig, time.Now())} {
 		if err := env.Client.Create(ctx, obj, client.FieldOwner(upstream.FieldManager)); err != nil {

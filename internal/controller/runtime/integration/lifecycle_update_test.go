@@ -18,6 +18,7 @@ import (
 	"github.com/runtime-ops/infrastructure-manager/internal/gardensim"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/fault"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardensim/scenario"
+	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
 )
 
 func readyAt(generation int64) func(*infrav1.Runtime) bool {
@@ -42,7 +43,17 @@ func runtimeClient(t *testing.T, rt *infrav1.Runtime) client.Client {
 	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: rt.Namespace, Name: "kubeconfig-" + rt.Labels[infrav1.LabelRuntimeID]}, secret); err != nil {
 		t.Fatal(err)
 	}
-	c, err := runtimectrl.KubeconfigClient(t.Context(), secret.Data[runtimectrl.KubeconfigKey])
+	return kubeconfigClient(t, secret.Data[runtimectrl.KubeconfigKey])
+}
+
+// kubeconfigClient connects to the cluster of an admin kubeconfig, as the manager does.
+func kubeconfigClient(t *testing.T, data []byte) client.Client {
+	t.Helper()
+	cfg, err := kubeconfig.RESTConfig("", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := runtimectrl.ConfigClient(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,188 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
+	"github.com/runtime-ops/infrastructure-manager/internal/intern"
+	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
+)
+
+// KubeconfigSecret is a runtime's kubeconfig Secret as the steps read it: the Secret's name,
+// uid and version, the labels that say whose it is, the annotations that say which shoot its
+// kubeconfig was issued for, and the connection the kubeconfig describes, parsed and checked
+// once per version of the Secret (package internal/kubeconfig). The kubeconfig itself is not
+// kept. A KubeconfigSecret is shared by every reader and never changed: a reader that changes
+// its Config copies it first.
+type KubeconfigSecret struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	// Empty is set when the Secret holds no kubeconfig under KubeconfigKey.
+	Empty bool
+	// Config is how to reach the runtime cluster, nil when Empty or Refused.
+	Config *rest.Config
+	// Refused is why the kubeconfig is not used (a *kubeconfig.Error): it asks for more than
+	// inline credentials and CA data, or it does not parse.
+	Refused error
+}
+
+// DeepCopyObject implements runtime.Object. The copy shares Config and Refused, which nobody
+// changes.
+func (k *KubeconfigSecret) DeepCopyObject() runtime.Object {
+	c := *k
+	k.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+
+// kubeconfigSecretLabels and kubeconfigSecretAnnotations are what a KubeconfigSecret keeps of
+// the Secret's labels and annotations: what gardenercluster.OwnsSecret and kubeconfigShoot read.
+var (
+	kubeconfigSecretLabels      = []string{infrav1.LabelKymaManagedBy, infrav1.LabelClusterName, infrav1.LabelShootName}
+	kubeconfigSecretAnnotations = []string{gardenercluster.AnnotationShoot, gardenercluster.AnnotationShootUID}
+)
+
+// kubeconfigSecretOf reads secret into a KubeconfigSecret.
+func kubeconfigSecretOf(secret *corev1.Secret) *KubeconfigSecret {
+	k := &KubeconfigSecret{ObjectMeta: metav1.ObjectMeta{
+		Namespace: secret.Namespace, Name: secret.Name, UID: secret.UID, ResourceVersion: secret.ResourceVersion,
+		Labels: only(secret.Labels, kubeconfigSecretLabels), Annotations: only(secret.Annotations, kubeconfigSecretAnnotations),
+	}}
+	intern.Meta(k)
+	data := secret.Data[KubeconfigKey]
+	if len(data) == 0 {
+		k.Empty = true
+		return k
+	}
+	k.Config, k.Refused = kubeconfig.RESTConfig("", data)
+	return k
+}
+
+// only returns the entries of m under keys, nil when there are none.
+func only(m map[string]string, keys []string) map[string]string {
+	var kept map[string]string
+	for _, key := range keys {
+		if v, ok := m[key]; ok {
+			if kept == nil {
+				kept = make(map[string]string, len(keys))
+			}
+			kept[key] = v
+		}
+	}
+	return kept
+}
+
+// KubeconfigReader reads the runtimes' kubeconfig Secrets.
+type KubeconfigReader interface {
+	// Get returns the Secret key; an error that apierrors.IsNotFound when there is none.
+	Get(ctx context.Context, key client.ObjectKey) (*KubeconfigSecret, error)
+}
+
+// KubeconfigSecrets reads the runtimes' kubeconfig Secrets, from a watch when it has one
+// (WatchKubeconfigSecrets) and otherwise from the API server.
+//
+// The watch holds the Secrets labelled as the manager's kubeconfig Secrets (managed-by
+// infrastructure-manager, as this manager and upstream's label them), each as a
+// KubeconfigSecret: a quiet re-check of a Ready runtime then reads no Secret and parses no
+// kubeconfig. A Secret the watch does not hold is read from the API server: one of that name
+// that is not the manager's (which the steps refuse), one created a moment ago, and every Secret
+// until the watch has listed them.
+type KubeconfigSecrets struct {
+	api      client.Reader
+	watched  toolscache.Store
+	informer toolscache.Controller
+}
+
+// ReadKubeconfigSecrets returns KubeconfigSecrets that read each Secret from api.
+func ReadKubeconfigSecrets(api client.Reader) *KubeconfigSecrets {
+	return &KubeconfigSecrets{api: api}
+}
+
+// WatchKubeconfigSecrets returns KubeconfigSecrets that watch the kubeconfig Secrets of
+// namespace through cfg and hc once started (Start), and read the others from api.
+func WatchKubeconfigSecrets(cfg *rest.Config, hc *http.Client, namespace string, api client.Reader) (*KubeconfigSecrets, error) {
+	core, err := corev1client.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig Secrets client: %w", err)
+	}
+	selector := labels.Set{infrav1.LabelKymaManagedBy: gardenercluster.ManagedBy}.String()
+	secrets := core.Secrets(namespace)
+	return watchKubeconfigSecrets(&toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = selector
+			return secrets.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			return secrets.Watch(ctx, o)
+		},
+	}, api), nil
+}
+
+// watchKubeconfigSecrets returns KubeconfigSecrets that hold what lw lists and watches.
+func watchKubeconfigSecrets(lw toolscache.ListerWatcher, api client.Reader) *KubeconfigSecrets {
+	store, informer := toolscache.NewInformerWithOptions(toolscache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &corev1.Secret{},
+		Handler:       toolscache.ResourceEventHandlerFuncs{},
+		Transform:     toKubeconfigSecret,
+	})
+	return &KubeconfigSecrets{api: api, watched: store, informer: informer}
+}
+
+// toKubeconfigSecret is the watch's transform: a Secret becomes a KubeconfigSecret, and one
+// already transformed stays as it is.
+func toKubeconfigSecret(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		return kubeconfigSecretOf(o), nil
+	case *KubeconfigSecret:
+		return o, nil
+	}
+	return nil, fmt.Errorf("kubeconfig Secrets: unexpected %T", obj)
+}
+
+// Get implements KubeconfigReader.
+func (k *KubeconfigSecrets) Get(ctx context.Context, key client.ObjectKey) (*KubeconfigSecret, error) {
+	if k.watched != nil && k.informer.HasSynced() {
+		obj, ok, err := k.watched.GetByKey(key.String())
+		if s, isSecret := obj.(*KubeconfigSecret); err == nil && ok && isSecret {
+			return s, nil
+		}
+	}
+	secret := &corev1.Secret{}
+	if err := k.api.Get(ctx, key, secret); err != nil {
+		return nil, err //nolint:wrapcheck // the callers say what they read.
+	}
+	return kubeconfigSecretOf(secret), nil
+}
+
+// Start runs the watch until ctx ends; it is a manager.Runnable. KubeconfigSecrets without a
+// watch (ReadKubeconfigSecrets) have nothing to start, and fail.
+func (k *KubeconfigSecrets) Start(ctx context.Context) error {
+	if k.informer == nil {
+		return errors.New("kubeconfig Secrets: nothing to watch (ReadKubeconfigSecrets)")
+	}
+	k.informer.RunWithContext(ctx)
+	return nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every replica keeps the watch,
+// as it keeps its caches, so a new leader reads no Secret its predecessor had.
+func (k *KubeconfigSecrets) NeedLeaderElection() bool { return false }
+
+// Synced reports whether the watch has listed the Secrets.
+func (k *KubeconfigSecrets) Synced() bool { return k.informer != nil && k.informer.HasSynced() }
