@@ -177,9 +177,14 @@ func notOwned(gc *infrav1.GardenerCluster, secret *corev1.Secret) error {
 // they create with managed-by infrastructure-manager and the GardenerCluster's name (see
 // store), so Secrets upstream created are taken over as they are, and a Secret someone else
 // created, or one created for another GardenerCluster, is not the manager's to write.
-func OwnsSecret(secret metav1.Object, cluster string) bool {
-	labels := secret.GetLabels()
-	return labels[infrav1.LabelKymaManagedBy] == ManagedBy && labels[infrav1.LabelClusterName] == cluster
+func OwnsSecret(secret *corev1.Secret, cluster string) bool {
+	return OwnsKubeconfig(secret.Labels[infrav1.LabelKymaManagedBy], secret.Labels[infrav1.LabelClusterName], cluster)
+}
+
+// OwnsKubeconfig is OwnsSecret for a Secret whose labels managed-by and cluster-name are
+// managedBy and clusterName.
+func OwnsKubeconfig(managedBy, clusterName, cluster string) bool {
+	return managedBy == ManagedBy && clusterName == cluster
 }
 
 // rotateAt is when a kubeconfig is due for rotation. One upstream's manager issued is due when

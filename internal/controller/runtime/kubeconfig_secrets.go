@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -23,66 +24,106 @@ import (
 )
 
 // KubeconfigSecret is a runtime's kubeconfig Secret as the steps read it: the Secret's name,
-// uid and version, the labels that say whose it is, the annotations that say which shoot its
-// kubeconfig was issued for, and the connection the kubeconfig describes, parsed and checked
-// once per version of the Secret (package internal/kubeconfig). The kubeconfig itself is not
-// kept. A KubeconfigSecret is shared by every reader and never changed: a reader that changes
-// its Config copies it first.
+// uid and version, the two labels that say whose it is, the shoot its kubeconfig was issued for,
+// and the connection the kubeconfig describes, parsed and checked once per version of the
+// Secret (package internal/kubeconfig). The kubeconfig itself is not kept, nor any other label
+// or annotation: the watch holds one per runtime. A KubeconfigSecret is shared by every reader
+// and never changed.
 type KubeconfigSecret struct {
 	metav1.TypeMeta
+	// ObjectMeta holds the name, namespace, uid and resourceVersion only.
 	metav1.ObjectMeta
+	// ManagedBy and ClusterName are the Secret's labels infrav1.LabelKymaManagedBy and
+	// infrav1.LabelClusterName, which say whose it is (gardenercluster.OwnsKubeconfig).
+	ManagedBy, ClusterName string
+	// Shoot and ShootUID are the shoot the kubeconfig was issued for, as the GardenerCluster
+	// controller records them, or only the name from the shoot-name label upstream's Secrets
+	// carry (kubeconfigShoot).
+	Shoot    string
+	ShootUID types.UID
 	// Empty is set when the Secret holds no kubeconfig under KubeconfigKey.
 	Empty bool
-	// Config is how to reach the runtime cluster, nil when Empty or Refused.
-	Config *rest.Config
 	// Refused is why the kubeconfig is not used (a *kubeconfig.Error): it asks for more than
 	// inline credentials and CA data, or it does not parse.
 	Refused error
+	// conn is how to reach the runtime cluster, nil when Empty or Refused.
+	conn *connection
 }
 
-// DeepCopyObject implements runtime.Object. The copy shares Config and Refused, which nobody
-// changes.
+// DeepCopyObject implements runtime.Object. The copy shares what nobody changes: the
+// connection and the refusal.
 func (k *KubeconfigSecret) DeepCopyObject() runtime.Object {
 	c := *k
 	k.DeepCopyInto(&c.ObjectMeta)
 	return &c
 }
 
-// kubeconfigSecretLabels and kubeconfigSecretAnnotations are what a KubeconfigSecret keeps of
-// the Secret's labels and annotations: what gardenercluster.OwnsSecret and kubeconfigShoot read.
-var (
-	kubeconfigSecretLabels      = []string{infrav1.LabelKymaManagedBy, infrav1.LabelClusterName, infrav1.LabelShootName}
-	kubeconfigSecretAnnotations = []string{gardenercluster.AnnotationShoot, gardenercluster.AnnotationShootUID}
-)
+// OwnedBy reports whether the Secret is the kubeconfig Secret the manager created for the
+// GardenerCluster named cluster.
+func (k *KubeconfigSecret) OwnedBy(cluster string) bool {
+	return gardenercluster.OwnsKubeconfig(k.ManagedBy, k.ClusterName, cluster)
+}
+
+// RESTConfig returns a new rest.Config that reaches the runtime cluster, nil when the Secret is
+// Empty or Refused. The caller may change it.
+func (k *KubeconfigSecret) RESTConfig() *rest.Config {
+	if k.conn == nil {
+		return nil
+	}
+	return k.conn.restConfig()
+}
+
+// connection is what a rest.Config from kubeconfig.RESTConfig holds, in a third of its size.
+type connection struct {
+	host, serverName, token, username, password string
+	caData, certData, keyData                   []byte
+	disableCompression                          bool
+}
+
+// connectionOf keeps what kubeconfig.RESTConfig set in cfg.
+func connectionOf(cfg *rest.Config) *connection {
+	return &connection{
+		host: cfg.Host, serverName: cfg.ServerName, token: cfg.BearerToken, username: cfg.Username, password: cfg.Password,
+		caData: cfg.CAData, certData: cfg.CertData, keyData: cfg.KeyData, disableCompression: cfg.DisableCompression,
+	}
+}
+
+// restConfig is connectionOf reversed.
+func (c *connection) restConfig() *rest.Config {
+	return &rest.Config{
+		Host: c.host, BearerToken: c.token, Username: c.username, Password: c.password,
+		TLSClientConfig:    rest.TLSClientConfig{ServerName: c.serverName, CAData: c.caData, CertData: c.certData, KeyData: c.keyData},
+		DisableCompression: c.disableCompression,
+	}
+}
 
 // kubeconfigSecretOf reads secret into a KubeconfigSecret.
 func kubeconfigSecretOf(secret *corev1.Secret) *KubeconfigSecret {
-	k := &KubeconfigSecret{ObjectMeta: metav1.ObjectMeta{
-		Namespace: secret.Namespace, Name: secret.Name, UID: secret.UID, ResourceVersion: secret.ResourceVersion,
-		Labels: only(secret.Labels, kubeconfigSecretLabels), Annotations: only(secret.Annotations, kubeconfigSecretAnnotations),
-	}}
-	intern.Meta(k)
+	k := &KubeconfigSecret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: secret.Namespace, Name: secret.Name, UID: secret.UID, ResourceVersion: secret.ResourceVersion},
+		ManagedBy:  intern.String(secret.Labels[infrav1.LabelKymaManagedBy]),
+		// The GardenerCluster's name is the runtime id, which the runtime's other objects
+		// hold too (intern.Meta).
+		ClusterName: intern.String(secret.Labels[infrav1.LabelClusterName]),
+	}
+	k.Namespace = intern.String(k.Namespace)
+	if name, ok := secret.Annotations[gardenercluster.AnnotationShoot]; ok {
+		k.Shoot, k.ShootUID = intern.String(name), types.UID(secret.Annotations[gardenercluster.AnnotationShootUID])
+	} else {
+		k.Shoot = intern.String(secret.Labels[infrav1.LabelShootName])
+	}
 	data := secret.Data[KubeconfigKey]
 	if len(data) == 0 {
 		k.Empty = true
 		return k
 	}
-	k.Config, k.Refused = kubeconfig.RESTConfig("", data)
-	return k
-}
-
-// only returns the entries of m under keys, nil when there are none.
-func only(m map[string]string, keys []string) map[string]string {
-	var kept map[string]string
-	for _, key := range keys {
-		if v, ok := m[key]; ok {
-			if kept == nil {
-				kept = make(map[string]string, len(keys))
-			}
-			kept[key] = v
-		}
+	cfg, err := kubeconfig.RESTConfig("", data)
+	if err != nil {
+		k.Refused = err
+		return k
 	}
-	return kept
+	k.conn = connectionOf(cfg)
+	return k
 }
 
 // KubeconfigReader reads the runtimes' kubeconfig Secrets.

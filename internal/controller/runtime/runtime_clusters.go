@@ -87,7 +87,7 @@ func (c *CachedClusters) Connect(ctx context.Context, rt *infrav1.Runtime) (Obje
 	if secret.Refused != nil {
 		return nil, refusedKubeconfig(key, secret.Refused)
 	}
-	built, err := connect(ctx, c.newClient, rest.CopyConfig(secret.Config))
+	built, err := connect(ctx, c.newClient, secret.RESTConfig())
 	if err != nil {
 		return nil, refusedKubeconfig(key, err)
 	}

@@ -28,10 +28,10 @@ func (s steps) waitForKubeconfig(ctx context.Context, rt *infrav1.Runtime) fsm.O
 		return fsm.Wait(s.poll(StepWaitForKubeconfig, nil), "the kubeconfig Secret "+kubeconfigSecretName(rt)+" does not exist yet")
 	case err != nil:
 		return fsm.Fail(fmt.Errorf("get kubeconfig secret: %w", err))
-	case !gardenercluster.OwnsSecret(secret, gardenerClusterName(rt)):
+	case !secret.OwnedBy(gardenerClusterName(rt)):
 		return fsm.Fail(retry.Terminal(gardenercluster.ReasonSecretNotOwned, fmt.Errorf(
-			"the Secret %s/%s is not the kubeconfig Secret the manager keeps for GardenerCluster %s (labels %v): its kubeconfig is not used",
-			secret.Namespace, secret.Name, gardenerClusterName(rt), secret.Labels)))
+			"the Secret %s/%s is not the kubeconfig Secret the manager keeps for GardenerCluster %s (labels %s=%q, %s=%q): its kubeconfig is not used",
+			secret.Namespace, secret.Name, gardenerClusterName(rt), infrav1.LabelKymaManagedBy, secret.ManagedBy, infrav1.LabelClusterName, secret.ClusterName)))
 	case secret.Empty:
 		return fsm.Wait(s.poll(StepWaitForKubeconfig, nil), "the kubeconfig Secret "+kubeconfigSecretName(rt)+" is empty")
 	}
@@ -69,10 +69,7 @@ func (s steps) issuedForAnother(ctx context.Context, rt *infrav1.Runtime, secret
 // kubeconfigShoot returns the shoot the kubeconfig in secret was issued for: its name and uid as
 // the GardenerCluster controller records them, or only the name label upstream's Secrets carry.
 func kubeconfigShoot(secret *KubeconfigSecret) (string, types.UID) {
-	if name, ok := secret.Annotations[gardenercluster.AnnotationShoot]; ok {
-		return name, types.UID(secret.Annotations[gardenercluster.AnnotationShootUID])
-	}
-	return secret.Labels[infrav1.LabelShootName], ""
+	return secret.Shoot, secret.ShootUID
 }
 
 // rotateNow asks the GardenerCluster controller to replace the kubeconfig issued for wrong, the

@@ -33,7 +33,8 @@ func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj clie
 }
 
 // TestKubeconfigSecretsWatch: against a real API server, the watch of kubeconfig Secrets holds
-// the Secrets labelled as the manager's, parsed, and answers for them without a request; it
+// the Secrets labelled as the manager's, parsed, with what the steps read of their labels and
+// annotations, and answers for them without a request; it
 // follows a rotation and a deletion; a Secret of the same name without the label (someone
 // else's) is read from the API server and shows as not the manager's; a kubeconfig that
 // reads a file is refused naming the field.
@@ -45,8 +46,8 @@ func TestKubeconfigSecretsWatch(t *testing.T) {
 	}
 	secret := func(name, server string, owned bool) *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Annotations: map[string]string{gardenercluster.AnnotationShoot: "shoot-" + name, "unrelated": "dropped"}}}
-		s.Labels = map[string]string{infrav1.LabelClusterName: name, "unrelated": "dropped"}
+			Annotations: map[string]string{gardenercluster.AnnotationShoot: "shoot-" + name}}}
+		s.Labels = map[string]string{infrav1.LabelClusterName: name}
 		if owned {
 			s.Labels[infrav1.LabelKymaManagedBy] = gardenercluster.ManagedBy
 		}
@@ -87,14 +88,12 @@ current-context: c
 		t.Fatalf("get %s: %v", owned.Name, err)
 	case api.gets.Load() != 0:
 		t.Errorf("the manager's Secret was read from the API server (%d requests), want from the watch", api.gets.Load())
-	case got.Config == nil || got.Config.Host != "https://owned.test" || got.Config.BearerToken != "not-a-secret":
-		t.Errorf("the watched Secret's connection is %+v, want https://owned.test with its token", got.Config)
+	case got.RESTConfig() == nil || got.RESTConfig().Host != "https://owned.test" || got.RESTConfig().BearerToken != "not-a-secret":
+		t.Errorf("the watched Secret's connection is %+v, want https://owned.test with its token", got.RESTConfig())
 	case got.UID != owned.UID || got.ResourceVersion != owned.ResourceVersion:
 		t.Errorf("the watched Secret is uid %s version %s, want %s %s", got.UID, got.ResourceVersion, owned.UID, owned.ResourceVersion)
-	case !gardenercluster.OwnsSecret(got, "owned") || got.Annotations[gardenercluster.AnnotationShoot] != "shoot-owned":
-		t.Errorf("the watched Secret lost what the steps read: labels %v, annotations %v", got.Labels, got.Annotations)
-	case got.Labels["unrelated"] != "" || got.Annotations["unrelated"] != "":
-		t.Errorf("the watched Secret keeps labels %v and annotations %v the steps do not read", got.Labels, got.Annotations)
+	case !got.OwnedBy("owned") || got.Shoot != "shoot-owned":
+		t.Errorf("the watched Secret lost what the steps read: %+v", got)
 	}
 
 	got, err = secrets.Get(ctx, client.ObjectKeyFromObject(foreign))
@@ -103,7 +102,7 @@ current-context: c
 		t.Fatalf("get %s: %v", foreign.Name, err)
 	case api.gets.Load() != 1:
 		t.Errorf("someone else's Secret took %d reads of the API server, want 1: the watch holds only the manager's", api.gets.Load())
-	case gardenercluster.OwnsSecret(got, "foreign"):
+	case got.OwnedBy("foreign"):
 		t.Error("someone else's Secret reads as the manager's")
 	}
 
@@ -128,7 +127,7 @@ current-context: c
 		}
 	}
 	waitFor("the rotation", func(s *runtimectrl.KubeconfigSecret) bool {
-		return s.Config != nil && s.Config.Host == "https://rotated.test" && s.ResourceVersion == rotated.ResourceVersion
+		return s.RESTConfig() != nil && s.RESTConfig().Host == "https://rotated.test" && s.ResourceVersion == rotated.ResourceVersion
 	})
 	rotated.Data[runtimectrl.KubeconfigKey] = []byte(strings.Replace(string(rotated.Data[runtimectrl.KubeconfigKey]), "token: not-a-secret", "tokenFile: /var/run/secrets/token", 1))
 	if err := env.Client.Update(ctx, rotated); err != nil {
@@ -136,8 +135,8 @@ current-context: c
 	}
 	waitFor("the kubeconfig that reads a file", func(s *runtimectrl.KubeconfigSecret) bool { return s.Refused != nil })
 	got, _ = secrets.Get(ctx, client.ObjectKeyFromObject(owned))
-	if !kubeconfig.IsRefused(got.Refused) || !strings.Contains(got.Refused.Error(), "users[u].user.tokenFile") || got.Config != nil {
-		t.Errorf("a kubeconfig that reads a file: refused %v with connection %v, want refused naming users[u].user.tokenFile and no connection", got.Refused, got.Config)
+	if !kubeconfig.IsRefused(got.Refused) || !strings.Contains(got.Refused.Error(), "users[u].user.tokenFile") || got.RESTConfig() != nil {
+		t.Errorf("a kubeconfig that reads a file: refused %v with connection %v, want refused naming users[u].user.tokenFile and no connection", got.Refused, got.RESTConfig())
 	}
 
 	before := api.gets.Load()
