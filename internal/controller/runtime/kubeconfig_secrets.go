@@ -37,8 +37,8 @@ type KubeconfigSecret struct {
 	// infrav1.LabelClusterName, which say whose it is (gardenercluster.OwnsKubeconfig).
 	ManagedBy, ClusterName string
 	// Shoot and ShootUID are the shoot the kubeconfig was issued for, as the GardenerCluster
-	// controller records them, or only the name from the shoot-name label upstream's Secrets
-	// carry (kubeconfigShoot).
+	// controller records them in its annotations, or only the name from the shoot-name label
+	// upstream's Secrets carry.
 	Shoot    string
 	ShootUID types.UID
 	// Empty is set when the Secret holds no kubeconfig under KubeconfigKey.

@@ -124,7 +124,7 @@ func readKubeconfig(ctx context.Context, secrets KubeconfigReader, rt *infrav1.R
 	if err != nil {
 		return nil, fmt.Errorf("get kubeconfig secret: %w", err)
 	}
-	if shoot, _ := kubeconfigShoot(secret); shoot != rt.Spec.Shoot.Name {
+	if shoot := secret.Shoot; shoot != rt.Spec.Shoot.Name {
 		return nil, retry.Transient(ReasonKubeconfigOfAnotherShoot, fmt.Errorf(
 			"the kubeconfig in Secret %s was issued for shoot %q, not for shoot %s: it is not used", secret.Name, shoot, rt.Spec.Shoot.Name))
 	}

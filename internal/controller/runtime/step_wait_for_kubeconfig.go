@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
@@ -49,7 +48,7 @@ func (s steps) waitForKubeconfig(ctx context.Context, rt *infrav1.Runtime) fsm.O
 // for rt's shoot as it exists now (read from the shoot cache). A kubeconfig upstream's manager
 // issued records only the shoot's name.
 func (s steps) issuedForAnother(ctx context.Context, rt *infrav1.Runtime, secret *KubeconfigSecret) (string, error) {
-	name, uid := kubeconfigShoot(secret)
+	name, uid := secret.Shoot, secret.ShootUID
 	if name != rt.Spec.Shoot.Name {
 		return "shoot " + cmp.Or(name, "(unknown)"), nil
 	}
@@ -64,12 +63,6 @@ func (s steps) issuedForAnother(ctx context.Context, rt *infrav1.Runtime, secret
 		return "an earlier shoot " + name + " (uid " + string(uid) + ")", nil
 	}
 	return "", nil
-}
-
-// kubeconfigShoot returns the shoot the kubeconfig in secret was issued for: its name and uid as
-// the GardenerCluster controller records them, or only the name label upstream's Secrets carry.
-func kubeconfigShoot(secret *KubeconfigSecret) (string, types.UID) {
-	return secret.Shoot, secret.ShootUID
 }
 
 // rotateNow asks the GardenerCluster controller to replace the kubeconfig issued for wrong, the
