@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 )
@@ -31,14 +33,15 @@ type kindFootprint struct {
 	decoded, cached float64
 }
 
-// footprintKind is a kind the manager caches, where it lives, and the transform its cache
-// applies.
+// footprintKind is a kind the manager caches, where it lives, the transform its cache
+// applies, and which of its objects it holds (all when selector is empty).
 type footprintKind struct {
 	kind      string
 	list      func() client.ObjectList
 	reader    client.Reader
 	namespace string
 	transform func(any) (any, error)
+	selector  client.MatchingLabels
 }
 
 // cacheFootprint measures, per kind the manager caches, how much heap the fleet of run r takes
@@ -48,10 +51,14 @@ type footprintKind struct {
 func (s *suite) cacheFootprint(ctx context.Context, r run) ([]kindFootprint, error) {
 	garden := "garden-" + r.name
 	kinds := []footprintKind{
-		{"Runtime", func() client.ObjectList { return &infrav1.RuntimeList{} }, s.cp, r.name, manager.ControlPlaneTransform},
-		{"GardenerCluster", func() client.ObjectList { return &infrav1.GardenerClusterList{} }, s.cp, r.name, manager.ControlPlaneTransform},
-		{"Shoot", func() client.ObjectList { return &gardencorev1beta1.ShootList{} }, s.garden, garden, gardenclient.Transform},
-		{"ConfigMap (garden)", func() client.ObjectList { return &corev1.ConfigMapList{} }, s.garden, garden, gardenclient.Transform},
+		{"Runtime", func() client.ObjectList { return &infrav1.RuntimeList{} }, s.cp, r.name, manager.ControlPlaneTransform, nil},
+		{"GardenerCluster", func() client.ObjectList { return &infrav1.GardenerClusterList{} }, s.cp, r.name, manager.ControlPlaneTransform, nil},
+		{"Shoot", func() client.ObjectList { return &gardencorev1beta1.ShootList{} }, s.garden, garden, gardenclient.Transform, nil},
+		{"ConfigMap (garden)", func() client.ObjectList { return &corev1.ConfigMapList{} }, s.garden, garden, gardenclient.Transform, nil},
+		// The Runtime controller's watch of the kubeconfig Secrets keeps each parsed, without
+		// the kubeconfig (runtimectrl.KubeconfigSecrets).
+		{"Secret (kubeconfig)", func() client.ObjectList { return &corev1.SecretList{} }, s.cp, r.name, runtimectrl.KubeconfigSecretTransform,
+			client.MatchingLabels{infrav1.LabelKymaManagedBy: gardenercluster.ManagedBy}},
 	}
 	out := make([]kindFootprint, 0, len(kinds))
 	for _, k := range kinds {
@@ -105,8 +112,12 @@ func measureKind(ctx context.Context, k footprintKind, sample string) (kindFootp
 		}
 		raw = append(raw, data)
 	}
+	first, err := json.Marshal(withoutSecretData(listed[0]))
+	if err != nil {
+		return f, fmt.Errorf("footprint: sample of %s: %w", k.kind, err)
+	}
 	var indented bytes.Buffer
-	if err := json.Indent(&indented, raw[0], "", "  "); err != nil {
+	if err := json.Indent(&indented, first, "", "  "); err != nil {
 		return f, fmt.Errorf("footprint: sample of %s: %w", k.kind, err)
 	}
 	if err := os.WriteFile(sample, indented.Bytes(), 0o600); err != nil {
@@ -147,7 +158,7 @@ func measureKind(ctx context.Context, k footprintKind, sample string) (kindFootp
 // listApart lists a kind and copies each item into an object of its own, dropping the list.
 func listApart(ctx context.Context, k footprintKind) ([]client.Object, error) {
 	list := k.list()
-	if err := k.reader.List(ctx, list, client.InNamespace(k.namespace)); err != nil {
+	if err := k.reader.List(ctx, list, client.InNamespace(k.namespace), k.selector); err != nil {
 		return nil, fmt.Errorf("footprint: list %s: %w", k.kind, err)
 	}
 	items, err := meta.ExtractList(list)
@@ -159,6 +170,20 @@ func listApart(ctx context.Context, k footprintKind) ([]client.Object, error) {
 		objs = append(objs, item.DeepCopyObject().(client.Object))
 	}
 	return objs, nil
+}
+
+// withoutSecretData is o, or a copy of it with each value of a Secret's data replaced by its
+// size: a sample holds no credentials.
+func withoutSecretData(o client.Object) client.Object {
+	secret, ok := o.(*corev1.Secret)
+	if !ok {
+		return o
+	}
+	redacted := secret.DeepCopy()
+	for k, v := range redacted.Data {
+		redacted.Data[k] = fmt.Appendf(nil, "(%d bytes, not kept)", len(v))
+	}
+	return redacted
 }
 
 // liveHeap is the heap in use after a full collection.

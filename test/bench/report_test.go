@@ -298,7 +298,7 @@ func writeFootprint(w func(string, ...any), res *results) {
 	}
 	w("### Cache footprint")
 	w("")
-	w("The heap one object of each cached kind takes, measured on P4's fleet in the benchmark's process: listed from the API server and copied out one by one, as an informer keeps them (decoded), then after the transform of the manager's cache (cached; `internal/manager/cache.go` for the control plane, `internal/gardenclient/cache.go` for the garden). Informers add their indexes on top.")
+	w("The heap one object of each cached kind takes, measured on P4's fleet in the benchmark's process: listed from the API server and copied out one by one, as an informer keeps them (decoded), then after the transform of the manager's cache (cached; `internal/manager/cache.go` for the control plane, `internal/gardenclient/cache.go` for the garden, and for the kubeconfig Secrets the Runtime controller's watch, which keeps each parsed and without its kubeconfig, `internal/controller/runtime/kubeconfig_secrets.go`). Informers add their indexes on top.")
 	w("")
 	w("| Kind | Objects | Decoded per object | Cached per object | Cached for 5,000 runtimes |")
 	w("| --- | --- | --- | --- | --- |")

@@ -179,14 +179,14 @@ func watchKubeconfigSecrets(lw toolscache.ListerWatcher, api client.Reader) *Kub
 		ListerWatcher: lw,
 		ObjectType:    &corev1.Secret{},
 		Handler:       toolscache.ResourceEventHandlerFuncs{},
-		Transform:     toKubeconfigSecret,
+		Transform:     KubeconfigSecretTransform,
 	})
 	return &KubeconfigSecrets{api: api, watched: store, informer: informer}
 }
 
-// toKubeconfigSecret is the watch's transform: a Secret becomes a KubeconfigSecret, and one
-// already transformed stays as it is.
-func toKubeconfigSecret(obj any) (any, error) {
+// KubeconfigSecretTransform is the watch's transform: a Secret becomes a KubeconfigSecret, and
+// one already transformed stays as it is.
+func KubeconfigSecretTransform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Secret:
 		return kubeconfigSecretOf(o), nil
