@@ -57,7 +57,7 @@ func NewCachedClusters(secrets KubeconfigReader, newClient ClientFunc, size int)
 }
 
 // idleCloser is a client that can close the connections it keeps open between requests, as the
-// clients of KubeconfigClient can.
+// clients of ConfigClient can.
 type idleCloser interface {
 	CloseIdleConnections()
 }
