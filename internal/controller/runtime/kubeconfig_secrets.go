@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,10 +75,11 @@ func (k *KubeconfigSecret) RESTConfig() *rest.Config {
 	return k.conn.restConfig()
 }
 
-// connection is what a rest.Config from kubeconfig.RESTConfig holds, in a third of its size.
+// connection is what a rest.Config from kubeconfig.RESTConfig holds, in a third of its size:
+// its certificates and key as DER (pemData), the rest as strings.
 type connection struct {
 	host, serverName, token, username, password string
-	caData, certData, keyData                   []byte
+	caData, certData, keyData                   pemData
 	disableCompression                          bool
 }
 
@@ -84,7 +87,8 @@ type connection struct {
 func connectionOf(cfg *rest.Config) *connection {
 	return &connection{
 		host: cfg.Host, serverName: cfg.ServerName, token: cfg.BearerToken, username: cfg.Username, password: cfg.Password,
-		caData: cfg.CAData, certData: cfg.CertData, keyData: cfg.KeyData, disableCompression: cfg.DisableCompression,
+		caData: pemDataOf(cfg.CAData), certData: pemDataOf(cfg.CertData), keyData: pemDataOf(cfg.KeyData),
+		disableCompression: cfg.DisableCompression,
 	}
 }
 
@@ -92,9 +96,63 @@ func connectionOf(cfg *rest.Config) *connection {
 func (c *connection) restConfig() *rest.Config {
 	return &rest.Config{
 		Host: c.host, BearerToken: c.token, Username: c.username, Password: c.password,
-		TLSClientConfig:    rest.TLSClientConfig{ServerName: c.serverName, CAData: c.caData, CertData: c.certData, KeyData: c.keyData},
+		TLSClientConfig: rest.TLSClientConfig{
+			ServerName: c.serverName, CAData: c.caData.pem(), CertData: c.certData.pem(), KeyData: c.keyData.pem(),
+		},
 		DisableCompression: c.disableCompression,
 	}
+}
+
+// pemData is PEM data (certificates or a key) kept as the DER bytes of its blocks, which take
+// about two thirds of the PEM's size: base64 and the BEGIN and END lines go. pem gives back PEM
+// with the same blocks. That is all its readers see: x509.CertPool.AppendCertsFromPEM and
+// tls.X509KeyPair decode the blocks and skip any text around them. Data without a block, or
+// with a block that has headers (which AppendCertsFromPEM skips), is kept as it is.
+type pemData struct {
+	// der holds the blocks' bytes one after another, or the data as it is when blocks is nil.
+	der []byte
+	// blocks are the type of each block and where its bytes end in der.
+	blocks []pemBlock
+}
+
+// pemBlock is one block of a pemData.
+type pemBlock struct {
+	typ string
+	end int
+}
+
+// pemDataOf keeps data as a pemData.
+func pemDataOf(data []byte) pemData {
+	var (
+		der    []byte
+		blocks []pemBlock
+	)
+	for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
+		if len(block.Headers) > 0 {
+			return pemData{der: data}
+		}
+		der = append(der, block.Bytes...)
+		blocks = append(blocks, pemBlock{typ: intern.String(block.Type), end: len(der)})
+	}
+	if blocks == nil {
+		return pemData{der: data}
+	}
+	// The slices grew by doubling; the copies hold no more than the blocks.
+	return pemData{der: slices.Clone(der), blocks: slices.Clone(blocks)}
+}
+
+// pem returns the PEM data, nil when there was none.
+func (p pemData) pem() []byte {
+	if p.blocks == nil {
+		return p.der
+	}
+	var out []byte
+	start := 0
+	for _, b := range p.blocks {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: b.typ, Bytes: p.der[start:b.end]})...)
+		start = b.end
+	}
+	return out
 }
 
 // kubeconfigSecretOf reads secret into a KubeconfigSecret.
