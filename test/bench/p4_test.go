@@ -56,8 +56,10 @@ type p4Restart struct {
 	length   time.Duration
 	rechecks int
 	cpu      time.Duration
-	// peakRSS is the largest resident set size seen in it, in bytes, read every 2 seconds.
-	peakRSS  int64
+	// peakRSS is the largest resident set size seen in it, in bytes, read every 2 seconds;
+	// peakAnon and peakFile split it as in p4Result, and peakAt is when it came after the start.
+	peakRSS, peakAnon, peakFile int64
+	peakAt                      time.Duration
 	gardener requestCount
 	// gardenerByKind breaks Gardener's requests down by verb and resource.
 	gardenerByKind map[string]int
@@ -105,7 +107,10 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		if err != nil {
 			return res, err
 		}
-		res.restart.peakRSS = max(res.restart.peakRSS, u.rss)
+		if u.rss > res.restart.peakRSS {
+			res.restart.peakRSS, res.restart.peakAnon, res.restart.peakFile = u.rss, u.anon, u.file
+			res.restart.peakAt = time.Since(started)
+		}
 	}
 	before, err := m.scrape(ctx)
 	if err != nil {

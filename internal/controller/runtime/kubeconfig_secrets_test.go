@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,17 +10,28 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 )
 
 // testCert is a certificate and its key, signed by parent (self-signed when nil).
@@ -199,5 +211,40 @@ func TestKubeconfigSecretConnects(t *testing.T) {
 	_ = resp.Body.Close()
 	if seen != "admin" {
 		t.Errorf("the server saw the client certificate of %q, want admin", seen)
+	}
+}
+
+// TestKubeconfigSecretsWithoutListRights runs the watch as under a Role without list and watch
+// on Secrets (an older install): the watch never lists, and every read goes to the API server,
+// so runtimes keep working at the cost of the requests the watch saves.
+func TestKubeconfigSecretsWithoutListRights(t *testing.T) {
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kcp-system", Name: "kubeconfig-rt", Labels: map[string]string{
+			infrav1.LabelKymaManagedBy: gardenercluster.ManagedBy, infrav1.LabelClusterName: "rt"}},
+		Data: map[string][]byte{KubeconfigKey: []byte(testKubeconfig("rt"))},
+	}
+	var lists atomic.Int32
+	forbidden := apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New("the Role grants get only"))
+	secrets := watchKubeconfigSecrets(&toolscache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			lists.Add(1)
+			return nil, forbidden
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return nil, forbidden },
+	}, fake.NewClientBuilder().WithObjects(secret).Build())
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- secrets.Start(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	for lists.Load() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got, err := secrets.Get(t.Context(), client.ObjectKeyFromObject(secret))
+	if err != nil {
+		t.Fatalf("read without the watch: %v", err)
+	}
+	if secrets.Synced() || !got.OwnedBy("rt") || got.RESTConfig() == nil || hostOf(got.RESTConfig()) != "rt" {
+		t.Errorf("synced %t; got a Secret owned by rt %t with connection %+v, want the API server's, unsynced", secrets.Synced(), got.OwnedBy("rt"), got.RESTConfig())
 	}
 }
