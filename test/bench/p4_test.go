@@ -60,7 +60,7 @@ type p4Restart struct {
 	// peakAnon and peakFile split it as in p4Result, and peakAt is when it came after the start.
 	peakRSS, peakAnon, peakFile int64
 	peakAt                      time.Duration
-	gardener requestCount
+	gardener                    requestCount
 	// gardenerByKind breaks Gardener's requests down by verb and resource.
 	gardenerByKind map[string]int
 }

@@ -165,7 +165,7 @@ func TestKubeconfigSecretConnects(t *testing.T) {
 	pool.AddCert(ca.cert)
 
 	var seen string
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		seen = r.TLS.PeerCertificates[0].Subject.CommonName
 	}))
 	srv.TLS = &tls.Config{
@@ -235,7 +235,12 @@ func TestKubeconfigSecretsWithoutListRights(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
 	go func() { done <- secrets.Start(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the watch ended: %v", err)
+		}
+	}()
 
 	for lists.Load() == 0 {
 		time.Sleep(10 * time.Millisecond)
