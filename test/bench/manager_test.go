@@ -108,10 +108,23 @@ type usage struct {
 	// anon and file split rss: the heap, stacks and other private memory, and the pages of the
 	// executable and other files mapped.
 	anon, file int64
-	cpu        time.Duration
+	// hwm is the largest rss since the process started or since resetPeak (VmHWM): the
+	// kernel's own account, which also holds the peaks between two samples.
+	hwm int64
+	cpu time.Duration
 }
 
-// readUsage reads /proc/<pid>/status (VmRSS) and /proc/<pid>/stat (utime and stime).
+// resetPeak starts the process's VmHWM afresh at its current resident set size (proc(5):
+// writing 5 to /proc/<pid>/clear_refs).
+func (m *managerProc) resetPeak() error {
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", m.proc.PID()), []byte("5"), 0); err != nil {
+		return fmt.Errorf("reset the manager's peak RSS: %w", err)
+	}
+	return nil
+}
+
+// readUsage reads /proc/<pid>/status (VmRSS, its split and VmHWM) and /proc/<pid>/stat
+// (utime and stime).
 func (m *managerProc) readUsage() (usage, error) {
 	u := usage{at: time.Now()}
 	pid := m.proc.PID()
@@ -119,7 +132,7 @@ func (m *managerProc) readUsage() (usage, error) {
 	if err != nil {
 		return u, fmt.Errorf("manager status: %w", err)
 	}
-	fields := map[string]*int64{"VmRSS:": &u.rss, "RssAnon:": &u.anon, "RssFile:": &u.file}
+	fields := map[string]*int64{"VmRSS:": &u.rss, "RssAnon:": &u.anon, "RssFile:": &u.file, "VmHWM:": &u.hwm}
 	for _, line := range strings.Split(string(status), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 || fields[f[0]] == nil {

@@ -27,7 +27,10 @@ type p4Result struct {
 	// peakAnon and peakFile split peakRSS: anonymous memory (heap, stacks) and the pages of
 	// files, nearly all the executable's.
 	peakAnon, peakFile int64
-	cpuPerMinute       float64
+	// hwm is the kernel's high-water mark of the resident set in the window (VmHWM, reset at its
+	// start), which also holds the peaks between two samples; zero when it could not be reset.
+	hwm          int64
+	cpuPerMinute float64
 	// Requests in the window: those that reached Gardener (the simulator's log), and the
 	// manager's own count of its requests to the runtime clusters and to the control plane.
 	gardener                                      requestCount
@@ -60,7 +63,10 @@ type p4Restart struct {
 	// peakAnon and peakFile split it as in p4Result, and peakAt is when it came after the start.
 	peakRSS, peakAnon, peakFile int64
 	peakAt                      time.Duration
-	gardener                    requestCount
+	// hwm is the kernel's high-water mark of the resident set from the start to the window
+	// (VmHWM), which also holds the peaks between two samples.
+	hwm      int64
+	gardener requestCount
 	// gardenerByKind breaks Gardener's requests down by verb and resource.
 	gardenerByKind map[string]int
 }
@@ -131,6 +137,9 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		profDone <- nil
 	}
 	res.peakRSS, res.peakAnon, res.peakFile = u0.rss, u0.anon, u0.file
+	res.restart.hwm = u0.hwm
+	// The window's high-water mark starts here; without it, the samples are all there is.
+	hwmReset := m.resetPeak() == nil
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for time.Since(start) < p.P4Window {
@@ -150,6 +159,9 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	u1, err := m.readUsage()
 	if err != nil {
 		return res, err
+	}
+	if hwmReset {
+		res.hwm = u1.hwm
 	}
 	if err := res.readMemory(ctx, m, u1); err != nil {
 		return res, err
