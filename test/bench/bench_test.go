@@ -157,16 +157,17 @@ func TestBench(t *testing.T) {
 		if err != nil {
 			t.Fatalf("P4 %s: %v", pol, err)
 		}
-		t.Logf("P4 %-22s N=%d window %s: re-checks %d, peak RSS %.0f MiB, CPU %.2f s/min, Gardener %d (writes %d: %s), runtime clusters %d reads %d writes, control plane %d reads %d writes (%s)",
-			pol, got.n, got.window, got.rechecks, float64(got.peakRSS)/(1<<20), got.cpuPerMinute, got.gardener.total, got.gardener.writes,
+		t.Logf("P4 %-22s N=%d window %s: re-checks %d, peak RSS %.0f MiB (high-water mark %.0f MiB), CPU %.2f s/min, Gardener %d (writes %d: %s), runtime clusters %d reads %d writes, control plane %d reads %d writes (%s)",
+			pol, got.n, got.window, got.rechecks, mib(got.peakRSS), mib(got.hwm), got.cpuPerMinute, got.gardener.total, got.gardener.writes,
 			countsText(got.gardenerByKind), got.runtimeReads, got.runtimeWrites, got.cpReads, got.cpWrite, countsText(got.clientByMethod))
 		t.Logf("P4 %-22s memory at the window's end: Go runtime holds %.1f MiB of %.1f MiB anonymous, live heap %.1f MiB after a forced collection, next collection at %.1f MiB",
 			pol, mib(got.atEnd.held()), mib(got.atEndAnon), mib(got.liveHeap), mib(got.atEnd.NextGC))
 		f := got.restart
-		t.Logf("P4 %-22s first interval %s: re-checks %d, CPU %.1f s, peak RSS %.0f MiB, Gardener %d (writes %d: %s)",
-			pol, f.length.Round(time.Second), f.rechecks, f.cpu.Seconds(), mib(f.peakRSS), f.gardener.total, f.gardener.writes, countsText(f.gardenerByKind))
+		t.Logf("P4 %-22s first interval %s: re-checks %d, CPU %.1f s, peak RSS %.0f MiB (high-water mark %.0f MiB), Gardener %d (writes %d: %s)",
+			pol, f.length.Round(time.Second), f.rechecks, f.cpu.Seconds(), mib(f.peakRSS), mib(f.hwm), f.gardener.total, f.gardener.writes, countsText(f.gardenerByKind))
 		checkMeasured(t, "P4 "+string(pol)+" first interval", f.rechecks > 0 && f.peakRSS > 0, "no first re-check ran before the window or no RSS was read")
 		checkMeasured(t, "P4 "+string(pol), got.rechecks > 0 && got.peakRSS > 0, "no re-check ran in the window or no RSS was read")
+		checkMeasured(t, "P4 "+string(pol)+" high-water mark", f.hwm > 0 && got.hwm > 0, "VmHWM was not read, or it could not be reset at the window's start")
 		checkMeasured(t, "P4 "+string(pol)+" memory", got.liveHeap > 0 && got.atEnd.held() > 0, "no Go memory statistics were read")
 		res.p4 = append(res.p4, got)
 	}

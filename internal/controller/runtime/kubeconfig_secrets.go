@@ -141,7 +141,8 @@ func pemDataOf(data []byte) pemData {
 	return pemData{der: slices.Clone(der), blocks: slices.Clone(blocks)}
 }
 
-// pem returns the PEM data, nil when there was none.
+// pem returns the data as its readers take it: the blocks encoded as PEM again, or the data
+// as it was kept.
 func (p pemData) pem() []byte {
 	if p.blocks == nil {
 		return p.der

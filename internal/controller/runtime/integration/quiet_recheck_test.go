@@ -10,15 +10,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/controller/gardenercluster"
 	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
-	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 	"github.com/runtime-ops/infrastructure-manager/internal/testenv"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
@@ -54,16 +50,7 @@ func (l *controlPlaneLog) since(n int) ([]string, int) {
 // watch holds (runtimectrl.KubeconfigSecrets).
 func TestQuietRecheckReadsNoSecret(t *testing.T) {
 	const ns = "quiet"
-	if err := env.CreateNamespace(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	acl := &corev1.ConfigMap{}
-	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: "kcp-system", Name: aclConfigMap}, acl); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: aclConfigMap}, Data: acl.Data}); client.IgnoreAlreadyExists(err) != nil {
-		t.Fatal(err)
-	}
+	ownNamespace(t, ns)
 
 	o := managerOptions()
 	o.Namespace = ns
@@ -79,21 +66,9 @@ func TestQuietRecheckReadsNoSecret(t *testing.T) {
 	var cp controlPlaneLog
 	cpConfig := rest.CopyConfig(env.Config)
 	cpConfig.Wrap(cp.wrap)
-	mgr, err := manager.New(cpConfig, rest.CopyConfig(sim.RESTConfig()), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager of %s: %v", ns, err)
-		}
-	}()
 	// The manager must outlive the Runtime's cleanup, which needs it to delete the Runtime;
 	// cleanups run last registered first.
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(startOwnManager(t, cpConfig, rest.CopyConfig(sim.RESTConfig()), o))
 
 	rt := newRuntimeWith(t, "quiet-1", func(rt *infrav1.Runtime) { rt.Namespace = ns })
 	waitForRuntime(t, rt, 2*time.Minute, "Ready", readyAt(1))

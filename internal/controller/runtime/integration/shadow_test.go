@@ -110,6 +110,13 @@ func startRecording(t *testing.T, ns string, shadowed bool, cp, garden *requestL
 	cpConfig, gardenConfig := rest.CopyConfig(env.Config), rest.CopyConfig(sim.RESTConfig())
 	cpConfig.Wrap(cp.wrap)
 	gardenConfig.Wrap(garden.wrap)
+	return o.Recorder, startOwnManager(t, cpConfig, gardenConfig, o)
+}
+
+// startOwnManager starts a manager wired by manager.New with o, beside the suite's, and returns
+// a function that stops it and waits for its end; it may be called more than once.
+func startOwnManager(t *testing.T, cpConfig, gardenConfig *rest.Config, o manager.Options) func() {
+	t.Helper()
 	mgr, err := manager.New(cpConfig, gardenConfig, o)
 	if err != nil {
 		t.Fatal(err)
@@ -119,10 +126,25 @@ func startRecording(t *testing.T, ns string, shadowed bool, cp, garden *requestL
 	go func() {
 		defer close(done)
 		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager of %s (shadow %v): %v", ns, shadowed, err)
+			t.Errorf("manager of %s (shadow %v): %v", o.Namespace, o.Shadow, err)
 		}
 	}()
-	return o.Recorder, sync.OnceFunc(func() { cancel(); <-done })
+	return sync.OnceFunc(func() { cancel(); <-done })
+}
+
+// ownNamespace creates ns for a manager of its own, with the suite's ACL ConfigMap.
+func ownNamespace(t *testing.T, ns string) {
+	t.Helper()
+	if err := env.CreateNamespace(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	acl := &corev1.ConfigMap{}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: "kcp-system", Name: aclConfigMap}, acl); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: aclConfigMap}, Data: acl.Data}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
 }
 
 // refusedRequests sums a shadow's refused requests over its targets.
@@ -297,16 +319,7 @@ func steadyPlan(t *testing.T, rec *shadow.Recorder, all []adopted, settle time.D
 // planned for.
 func TestShadowPredictsTheTakeover(t *testing.T) {
 	const ns = "migration"
-	if err := env.CreateNamespace(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	acl := &corev1.ConfigMap{}
-	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: "kcp-system", Name: aclConfigMap}, acl); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: aclConfigMap}, Data: acl.Data}); client.IgnoreAlreadyExists(err) != nil {
-		t.Fatal(err)
-	}
+	ownNamespace(t, ns)
 	// The takeover's manager must outlive the Runtimes' cleanup, which needs it to delete them;
 	// cleanups run last registered first.
 	var stopLive func()
