@@ -2,17 +2,11 @@ package runtime
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -276,33 +270,15 @@ func innermostTransport(t *testing.T, rt http.RoundTripper) *http.Transport {
 // its own, named user.
 func clientCertKubeconfig(t *testing.T, srv *httptest.Server, user string) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: user},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b64 := func(typ string, der []byte) string {
-		return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
-	}
+	cert := newTestCert(t, user, false, nil)
+	b64 := base64.StdEncoding.EncodeToString
 	return fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: %q, certificate-authority-data: %q}}]
 users: [{name: %s, user: {client-certificate-data: %q, client-key-data: %q}}]
 contexts: [{name: c, context: {cluster: c, user: %s}}]
 current-context: c
-`, srv.URL, b64("CERTIFICATE", srv.Certificate().Raw), user, b64("CERTIFICATE", der), b64("EC PRIVATE KEY", keyDER), user)
+`, srv.URL, b64(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})), user, b64(cert.certPEM()), b64(cert.keyPEM(t, false)), user)
 }
 
 // TestCachedClustersRefuseAnotherShootsKubeconfig: a Secret holding the kubeconfig of another
