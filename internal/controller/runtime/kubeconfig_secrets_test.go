@@ -242,8 +242,11 @@ func TestKubeconfigSecretsWithoutListRights(t *testing.T) {
 		}
 	}()
 
-	for lists.Load() == 0 {
-		time.Sleep(10 * time.Millisecond)
+	// The reflector lists at once; a list that never comes ends the test at the deadline.
+	for deadline := time.Now().Add(30 * time.Second); lists.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch did not try to list within 30s")
+		}
 	}
 	got, err := secrets.Get(t.Context(), client.ObjectKeyFromObject(secret))
 	if err != nil {

@@ -36,11 +36,18 @@ func (l *controlPlaneLog) wrap(next http.RoundTripper) http.RoundTripper {
 	})
 }
 
-// since returns the requests after the first n, and how many there are in all.
-func (l *controlPlaneLog) since(n int) ([]string, int) {
+// count returns how many requests there were so far.
+func (l *controlPlaneLog) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.requests[n:]), len(l.requests)
+	return len(l.requests)
+}
+
+// since returns the requests after the first n.
+func (l *controlPlaneLog) since(n int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.requests[n:])
 }
 
 // TestQuietRecheckReadsNoSecret runs a manager with the wiring of cmd/manager (manager.New)
@@ -77,9 +84,9 @@ func TestQuietRecheckReadsNoSecret(t *testing.T) {
 	// Let the passes that followed provisioning settle, then watch three re-checks.
 	passes := func() int { return stepRuns(t, reg, runtimectrl.StepConfigureCluster) }
 	waitForPasses(t, passes, 2)
-	_, mark := cp.since(0)
+	mark := cp.count()
 	waitForPasses(t, passes, 3)
-	requests, _ := cp.since(mark)
+	requests := cp.since(mark)
 
 	var secretReads, writes []string
 	for _, r := range requests {
