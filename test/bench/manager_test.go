@@ -82,6 +82,9 @@ func (s *suite) startManager(ctx context.Context, r run, extra ...string) (*mana
 		args = append(args, strings.Fields(*managerArgs)...)
 	}
 	env := []string{"KUBECONFIG=" + s.cpKubeconfig, "POD_NAMESPACE=" + r.name}
+	if r.policy != baseline {
+		env = append(env, strings.Fields(*managerEnv)...)
+	}
 	name, bin := "manager-"+r.name, s.managerBin
 	if r.policy == baseline {
 		bin = s.baselineBin
