@@ -64,11 +64,14 @@ type p4Restart struct {
 	peakRSS, peakAnon, peakFile int64
 	peakAt                      time.Duration
 	// hwm is the kernel's high-water mark of the resident set from the start to the window
-	// (VmHWM), which also holds the peaks between two samples.
+	// (VmHWM), which also holds the peaks between two samples; hwmAt is the first sample that
+	// saw it, so the peak came in the 2 seconds before.
 	hwm      int64
+	hwmAt    time.Duration
 	gardener requestCount
-	// gardenerByKind breaks Gardener's requests down by verb and resource.
-	gardenerByKind map[string]int
+	// gardenerByKind breaks Gardener's requests down by verb and resource; clientByMethod the
+	// manager's own, by cluster and method, as in p4Result.
+	gardenerByKind, clientByMethod map[string]int
 }
 
 // recheckStep is the step a re-check of a Ready Runtime starts from.
@@ -117,6 +120,9 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 			res.restart.peakRSS, res.restart.peakAnon, res.restart.peakFile = u.rss, u.anon, u.file
 			res.restart.peakAt = time.Since(started)
 		}
+		if u.hwm > res.restart.hwm {
+			res.restart.hwm, res.restart.hwmAt = u.hwm, time.Since(started)
+		}
 	}
 	before, err := m.scrape(ctx)
 	if err != nil {
@@ -137,7 +143,9 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		profDone <- nil
 	}
 	res.peakRSS, res.peakAnon, res.peakFile = u0.rss, u0.anon, u0.file
-	res.restart.hwm = u0.hwm
+	if u0.hwm > res.restart.hwm {
+		res.restart.hwm, res.restart.hwmAt = u0.hwm, time.Since(started)
+	}
 	// The window's high-water mark starts here; without it, the samples are all there is.
 	hwmReset := m.resetPeak() == nil
 	tick := time.NewTicker(2 * time.Second)
@@ -196,21 +204,11 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	res.runtimeReads = delta("rest_client_requests_total", func(l map[string]string) bool { return runtimeHost(l) && !isWrite(l) })
 	res.cpWrite = delta("rest_client_requests_total", func(l map[string]string) bool { return l["host"] == cpHost && isWrite(l) })
 	res.cpReads = delta("rest_client_requests_total", func(l map[string]string) bool { return l["host"] == cpHost && !isWrite(l) })
-	res.clientByMethod = map[string]int{}
-	for _, host := range metricHosts(after) {
-		cluster := "runtime cluster"
-		switch host {
-		case cpHost:
-			cluster = "control plane"
-		case s.gardenHost:
-			cluster = "Gardener"
-		}
-		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-			if n := delta("rest_client_requests_total", func(l map[string]string) bool { return l["host"] == host && l["method"] == method }); n > 0 {
-				res.clientByMethod[cluster+" "+method] += n
-			}
-		}
-	}
+	res.clientByMethod = s.clientRequests(after, delta)
+	// The scrape at the window's start counts from the process's start: the first interval.
+	res.restart.clientByMethod = s.clientRequests(before, func(family string, match func(map[string]string) bool) int {
+		return int(sum(before, family, match))
+	})
 	if prof {
 		if err := m.profileTo(ctx, "heap", filepath.Join(profileDir(s.dir), "p4-heap.pb.gz"), 30*time.Second); err != nil {
 			return res, fmt.Errorf("heap profile: %w", err)
@@ -221,6 +219,28 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	}
 	res.notReady = n - t.readyNow()
 	return res, nil
+}
+
+// clientRequests breaks the manager's own requests down by cluster and method (control plane,
+// Gardener, runtime cluster), counting with count: the hosts are those of the scrape m.
+func (s *suite) clientRequests(m map[string]*dto.MetricFamily, count func(family string, match func(map[string]string) bool) int) map[string]int {
+	cpHost := hostOf(s.cpConfig.Host)
+	out := map[string]int{}
+	for _, host := range metricHosts(m) {
+		cluster := "runtime cluster"
+		switch host {
+		case cpHost:
+			cluster = "control plane"
+		case s.gardenHost:
+			cluster = "Gardener"
+		}
+		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if n := count("rest_client_requests_total", func(l map[string]string) bool { return l["host"] == host && l["method"] == method }); n > 0 {
+				out[cluster+" "+method] += n
+			}
+		}
+	}
+	return out
 }
 
 // restartMargin is how long after one re-check interval from the manager's start P4's window

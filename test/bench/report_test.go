@@ -244,9 +244,9 @@ func writeP4(w func(string, ...any), res *results) {
 	w("")
 	for _, r := range res.p4 {
 		f := r.restart
-		w("- %s: %s, %d re-checks, CPU %.1f s, peak RSS %.0f MiB (the high-water mark), its largest sample %.0f MiB (%.0f anonymous + %.0f of files) %s after the start; Gardener %d requests (%d writes): %s.", r.policy,
-			f.length.Round(time.Second), f.rechecks, f.cpu.Seconds(), mib(max(f.peakRSS, f.hwm)), mib(f.peakRSS), mib(f.peakAnon), mib(f.peakFile), f.peakAt.Round(time.Second),
-			f.gardener.total, f.gardener.writes, countsText(f.gardenerByKind))
+		w("- %s: %s, %d re-checks, CPU %.1f s, peak RSS %.0f MiB (the high-water mark, reached by %s after the start), its largest sample %.0f MiB (%.0f anonymous + %.0f of files) %s after the start; Gardener %d requests (%d writes): %s; the manager's clients %s.", r.policy,
+			f.length.Round(time.Second), f.rechecks, f.cpu.Seconds(), mib(max(f.peakRSS, f.hwm)), f.hwmAt.Round(time.Second), mib(f.peakRSS), mib(f.peakAnon), mib(f.peakFile), f.peakAt.Round(time.Second),
+			f.gardener.total, f.gardener.writes, countsText(f.gardenerByKind), countsText(f.clientByMethod))
 	}
 	w("")
 	writeRecheck(w, res)
