@@ -162,6 +162,7 @@ func TestBench(t *testing.T) {
 			countsText(got.gardenerByKind), got.runtimeReads, got.runtimeWrites, got.cpReads, got.cpWrite, countsText(got.clientByMethod))
 		t.Logf("P4 %-22s memory at the window's end: Go runtime holds %.1f MiB of %.1f MiB anonymous, live heap %.1f MiB after a forced collection, next collection at %.1f MiB",
 			pol, mib(got.atEnd.held()), mib(got.atEndAnon), mib(got.liveHeap), mib(got.atEnd.NextGC))
+		t.Logf("P4 %-22s scrapes of /metrics from the start: %d, the last %d bytes compressed", pol, got.scrapes.count, got.scrapes.size)
 		f := got.restart
 		t.Logf("P4 %-22s first interval %s: re-checks %d, CPU %.1f s, peak RSS %.0f MiB (high-water mark %.0f MiB, reached by %s), Gardener %d (writes %d: %s), the manager's clients %s",
 			pol, f.length.Round(time.Second), f.rechecks, f.cpu.Seconds(), mib(f.peakRSS), mib(f.hwm), f.hwmAt.Round(time.Second), f.gardener.total, f.gardener.writes, countsText(f.gardenerByKind),
@@ -169,6 +170,7 @@ func TestBench(t *testing.T) {
 		checkMeasured(t, "P4 "+string(pol)+" first interval", f.rechecks > 0 && f.peakRSS > 0, "no first re-check ran before the window or no RSS was read")
 		checkMeasured(t, "P4 "+string(pol), got.rechecks > 0 && got.peakRSS > 0, "no re-check ran in the window or no RSS was read")
 		checkMeasured(t, "P4 "+string(pol)+" high-water mark", f.hwm > 0 && got.hwm > 0, "VmHWM was not read, or it could not be reset at the window's start")
+		checkMeasured(t, "P4 "+string(pol)+" scrapes", *p4Scrape <= 0 || got.scrapes.count > 0, "the manager's metrics were never scraped")
 		checkMeasured(t, "P4 "+string(pol)+" memory", got.liveHeap > 0 && got.atEnd.held() > 0, "no Go memory statistics were read")
 		res.p4 = append(res.p4, got)
 	}

@@ -50,6 +50,33 @@ type p4Result struct {
 	// restart is what the process did before the window: its start and its first re-check of
 	// each Runtime.
 	restart p4Restart
+	// scrapes are the reads of the manager's /metrics from its start to the window's end, as a
+	// Prometheus would make them.
+	scrapes scraper
+}
+
+// scraper reads a manager's /metrics every interval, as the Prometheus that watches it would:
+// each scrape builds the series of every Runtime and GardenerCluster, so P4's memory figures
+// hold what a scrape costs.
+type scraper struct {
+	every time.Duration
+	last  time.Time
+	// count is how many scrapes it made; size the bytes of the last reply (compressed, as a
+	// Prometheus asks for it).
+	count, size int
+}
+
+// due scrapes m when the interval has passed since the last scrape.
+func (s *scraper) due(ctx context.Context, m *managerProc) error {
+	if s.every <= 0 || time.Since(s.last) < s.every {
+		return nil
+	}
+	size, err := m.scrapeSize(ctx)
+	if err != nil {
+		return err
+	}
+	s.last, s.count, s.size = time.Now(), s.count+1, size
+	return nil
 }
 
 // p4Restart is a new process's first interval: from its start, through its cache's first list
@@ -100,6 +127,7 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		return res, err
 	}
 	defer func() { _ = m.stop() }()
+	res.scrapes.every = *p4Scrape
 	if ok, _ := t.waitFor(ctx, n, p.RunTimeout, isReady); !ok {
 		return res, fmt.Errorf("%s: %d of %d Runtimes Ready before the quiet window", r.name, t.readyNow(), n)
 	}
@@ -111,6 +139,9 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		case <-ctx.Done():
 			return res, ctx.Err()
 		case <-time.After(min(2*time.Second, time.Until(windowStart))):
+		}
+		if err := res.scrapes.due(ctx, m); err != nil {
+			return res, err
 		}
 		u, err := m.readUsage()
 		if err != nil {
@@ -155,6 +186,9 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		case <-ctx.Done():
 			return res, ctx.Err()
 		case <-tick.C:
+		}
+		if err := res.scrapes.due(ctx, m); err != nil {
+			return res, err
 		}
 		u, err := m.readUsage()
 		if err != nil {

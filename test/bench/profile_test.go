@@ -57,6 +57,7 @@ var (
 	baselineCut   = flag.Duration("baseline-cut", 0, "longest wait of one baseline run, which is then cut (overrides the profile)")
 	managerArgs   = flag.String("manager-args", "", "extra flags for this manager's runs, not the baseline's, separated by spaces (for tuning: -manager-args=--workers=50)")
 	managerEnv    = flag.String("manager-env", "", "extra environment for this manager's runs, not the baseline's, separated by spaces (for diagnosis: -manager-env=GODEBUG=gctrace=1 writes each collection to the manager's log)")
+	p4Scrape      = flag.Duration("p4-scrape-interval", 30*time.Second, "P4 reads each manager's /metrics this often, as a Prometheus would, so that its memory holds what a scrape costs (0: only at the window's start and end)")
 	p4MemoryLimit = flag.String("p4-memory-limit", "", "--memory-limit of this manager in P4 (a container's limit, say 150Mi); none by default")
 	scenarios     = flag.String("scenarios", "p1,p2,p3,p4", "comma-separated scenarios to run; p4 needs p1, whose largest fleet it re-checks")
 )

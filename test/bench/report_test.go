@@ -216,7 +216,7 @@ func writeP3(w func(string, ...any), res *results) {
 func writeP4(w func(string, ...any), res *results) {
 	w("## P4 quiet fleet")
 	w("")
-	w("Ready Runtimes with a fresh manager process, measured over a window that begins one re-check interval after the process started, once it has re-checked every Runtime for the first time. So that every Runtime is re-checked within the window, it runs with `--runtime-recheck-interval` at half the window (the default is 30 minutes): the request rates are those of that re-check rate, and scale down with the default. The simulator's shared shoot mode serves one API server to every runtime, each with a kyma-system namespace of its own, so each Runtime keeps its own kyma-provisioning-info ConfigMap, as on a cluster of its own; the cluster-scoped objects (administrator bindings, OpenIDConnect) are shared, and the runtimes of one fleet agree on them. A re-check that finds nothing to change writes no status: the manager keeps its time in memory. A new process spreads its first re-checks over one interval, by the Runtime's uid, so a restart does not re-check the whole fleet at once; it reads each shoot once from Gardener at its first re-check, since its cache keeps no shoot spec to compare with. %s Peak RSS is the kernel's high-water mark (VmHWM, started afresh at the window's start), which also holds the peaks between two samples; the largest sample, read every 2 seconds, is split into anonymous memory (heap, stacks) and the pages of files, nearly all the executable's.", p4LimitSentence())
+	w("Ready Runtimes with a fresh manager process, measured over a window that begins one re-check interval after the process started, once it has re-checked every Runtime for the first time. So that every Runtime is re-checked within the window, it runs with `--runtime-recheck-interval` at half the window (the default is 30 minutes): the request rates are those of that re-check rate, and scale down with the default. The simulator's shared shoot mode serves one API server to every runtime, each with a kyma-system namespace of its own, so each Runtime keeps its own kyma-provisioning-info ConfigMap, as on a cluster of its own; the cluster-scoped objects (administrator bindings, OpenIDConnect) are shared, and the runtimes of one fleet agree on them. A re-check that finds nothing to change writes no status: the manager keeps its time in memory. A new process spreads its first re-checks over one interval, by the Runtime's uid, so a restart does not re-check the whole fleet at once; it reads each shoot once from Gardener at its first re-check, since its cache keeps no shoot spec to compare with. %s %s Peak RSS is the kernel's high-water mark (VmHWM, started afresh at the window's start), which also holds the peaks between two samples; the largest sample, read every 2 seconds, is split into anonymous memory (heap, stacks) and the pages of files, nearly all the executable's.", p4LimitSentence(), p4ScrapeSentence())
 	w("")
 	w("| Policy | N | Window | Re-check interval | Re-checks | Peak RSS | Largest sample (anonymous + files) | CPU | Gardener requests/min | Gardener writes | Runtime-cluster requests/min | Runtime-cluster writes | Control-plane requests/min | Control-plane writes/min |")
 	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -488,6 +488,14 @@ func overrides() string {
 		return ""
 	}
 	return ", with `" + strings.Join(set, " ") + "`"
+}
+
+// p4ScrapeSentence says how often P4 read the managers' metrics.
+func p4ScrapeSentence() string {
+	if *p4Scrape <= 0 {
+		return "Nothing scrapes the managers' metrics but the bench, at the window's start and end."
+	}
+	return fmt.Sprintf("As a Prometheus would, the bench reads each manager's `/metrics` every %s from its start (-p4-scrape-interval): a scrape builds the series of every Runtime and GardenerCluster, so the peaks hold what it costs.", *p4Scrape)
 }
 
 // p4LimitSentence says under which memory limit P4 ran the managers.
