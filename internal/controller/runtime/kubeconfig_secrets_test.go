@@ -14,7 +14,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -223,11 +223,12 @@ func TestKubeconfigSecretsWithoutListRights(t *testing.T) {
 			infrav1.LabelKymaManagedBy: gardenercluster.ManagedBy, infrav1.LabelClusterName: "rt"}},
 		Data: map[string][]byte{KubeconfigKey: []byte(testKubeconfig("rt"))},
 	}
-	var lists atomic.Int32
+	listed := make(chan struct{})
+	var once sync.Once
 	forbidden := apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New("the Role grants get only"))
 	secrets := watchKubeconfigSecrets(&toolscache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			lists.Add(1)
+			once.Do(func() { close(listed) })
 			return nil, forbidden
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return nil, forbidden },
@@ -243,10 +244,10 @@ func TestKubeconfigSecretsWithoutListRights(t *testing.T) {
 	}()
 
 	// The reflector lists at once; a list that never comes ends the test at the deadline.
-	for deadline := time.Now().Add(30 * time.Second); lists.Load() == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the watch did not try to list within 30s")
-		}
+	select {
+	case <-listed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch did not try to list within 30s")
 	}
 	got, err := secrets.Get(t.Context(), client.ObjectKeyFromObject(secret))
 	if err != nil {
