@@ -162,7 +162,7 @@ func TestBench(t *testing.T) {
 			countsText(got.gardenerByKind), got.runtimeReads, got.runtimeWrites, got.cpReads, got.cpWrite, countsText(got.clientByMethod))
 		t.Logf("P4 %-22s memory at the window's end: Go runtime holds %.1f MiB of %.1f MiB anonymous, live heap %.1f MiB after a forced collection, next collection at %.1f MiB",
 			pol, mib(got.atEnd.held()), mib(got.atEndAnon), mib(got.liveHeap), mib(got.atEnd.NextGC))
-		t.Logf("P4 %-22s scrapes of /metrics from the start: %d, the last %d bytes compressed", pol, got.scrapes.count, got.scrapes.size)
+		t.Logf("P4 %-22s scrapes of /metrics from the start: %d, the last %d bytes", pol, got.scrapes.count, got.scrapes.size)
 		f := got.restart
 		t.Logf("P4 %-22s first interval %s: re-checks %d, CPU %.1f s, peak RSS %.0f MiB (high-water mark %.0f MiB, reached by %s), Gardener %d (writes %d: %s), the manager's clients %s",
 			pol, f.length.Round(time.Second), f.rechecks, f.cpu.Seconds(), mib(f.peakRSS), mib(f.hwm), f.hwmAt.Round(time.Second), f.gardener.total, f.gardener.writes, countsText(f.gardenerByKind),

@@ -188,32 +188,6 @@ func (m *managerProc) scrape(ctx context.Context) (map[string]*dto.MetricFamily,
 	return families, nil
 }
 
-// scrapeSize reads the manager's /metrics as a Prometheus does, compressed, and returns the size
-// of the reply.
-func (m *managerProc) scrapeSize(ctx context.Context) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.metrics+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	// Set by hand, the transport leaves the reply compressed.
-	req.Header.Set("Accept-Encoding", "gzip")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("scrape: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	n, err := io.Copy(io.Discard, resp.Body)
-	if err != nil {
-		return 0, fmt.Errorf("scrape: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("scrape: %s", resp.Status)
-	}
-	return int(n), nil
-}
-
 // sum adds the values of the counters (or histogram counts) of family whose labels match.
 func sum(families map[string]*dto.MetricFamily, family string, match func(labels map[string]string) bool) float64 {
 	f := families[family]
