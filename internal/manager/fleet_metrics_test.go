@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,11 +14,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
@@ -25,81 +29,126 @@ import (
 
 // TestUpstreamMetricLabels checks that upstream's three per-object metrics carry exactly
 // upstream's label names (internal/controller/metrics of upstream's manager), so dashboards and
-// alerts written for upstream select the same series.
+// alerts written for upstream select the same series, with the values of the objects.
 func TestUpstreamMetricLabels(t *testing.T) {
-	s := scheme(t)
 	rt := &infrav1.Runtime{}
 	rt.Name, rt.Namespace = "rt-1", "kcp-system"
 	rt.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1"}
 	rt.Spec.Shoot.Name, rt.Spec.Shoot.Provider.Type = "c-1", "aws"
 	rt.Status.State = infrav1.StateReady
+	rt.Status.Conditions = []metav1.Condition{{Type: infrav1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Done", Message: "All steps succeeded"}}
 	gc := &infrav1.GardenerCluster{}
 	gc.Name, gc.Namespace = "rid-1", "kcp-system"
 	gc.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1"}
 	gc.Spec.Shoot.Name = "c-1"
+	gc.Status.State = infrav1.StateReady
+	gc.Status.Conditions = []metav1.Condition{{Type: "KubeconfigReady", Status: metav1.ConditionTrue, Reason: "SecretCreated"}}
 	gc.Status.KubeconfigExpiresAt = &metav1.Time{Time: time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC)}
-	reader := fake.NewClientBuilder().WithScheme(s).WithObjects(rt, gc).Build()
+	_, fleet := fleetOf(t, rt, gc)
 
-	reg := collecting(t, reader)
+	reg := collecting(t, fleet)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]string{
-		"infrastructure_manager_im_runtime_state":           {"message", "provider", "runtimeId", "runtimeName", "shoot", "state"},
-		"infrastructure_manager_im_gardener_clusters_state": {"reason", "runtimeId", "shoot", "state"},
-		"infrastructure_manager_im_kubeconfig_expiration":   {"expirationDuration", "expires", "rotationDuration", "runtimeId", "shoot"},
+	expires := strconv.FormatInt(gc.Status.KubeconfigExpiresAt.Unix(), 10)
+	want := map[string]map[string]string{
+		"infrastructure_manager_im_runtime_state": {"message": "All steps succeeded", "provider": "aws",
+			"runtimeId": "rid-1", "runtimeName": "rt-1", "shoot": "c-1", "state": "Ready"},
+		"infrastructure_manager_im_gardener_clusters_state": {"reason": "SecretCreated", "runtimeId": "rid-1", "shoot": "c-1", "state": "Ready"},
+		"infrastructure_manager_im_kubeconfig_expiration": {"expirationDuration": "86400", "expires": expires,
+			"rotationDuration": "51840", "runtimeId": "rid-1", "shoot": "c-1"},
 	}
-	got := map[string][]string{}
+	got := map[string]map[string]string{}
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
-			var names []string
+			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
-				names = append(names, l.GetName())
-				if l.GetName() == "shoot" && l.GetValue() != "c-1" {
-					t.Errorf("%s: shoot=%q, want c-1", f.GetName(), l.GetValue())
-				}
+				labels[l.GetName()] = l.GetValue()
 			}
-			slices.Sort(names)
-			got[f.GetName()] = names
+			got[f.GetName()] = labels
 		}
 	}
 	for name, labels := range want {
-		if !slices.Equal(got[name], labels) {
-			t.Errorf("%s labels %v, want upstream's %v", name, got[name], labels)
+		if !maps.Equal(got[name], labels) {
+			t.Errorf("%s labels %v, want upstream's names with %v", name, got[name], labels)
 		}
 	}
 }
 
-// copyRecorder is a reader that records whether each list asked for the cached objects without
-// copies.
-type copyRecorder struct {
-	client.Reader
-	lists, uncopied int
-}
-
-func (r *copyRecorder) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	o := &client.ListOptions{}
-	o.ApplyOptions(opts)
-	r.lists++
-	if ptr.Deref(o.UnsafeDisableDeepCopy, false) {
-		r.uncopied++
+// TestFleetSeriesShareRepeatedPairs: the series of a large fleet share the label pairs whose
+// values repeat (a state, a provider), and the series of one GardenerCluster share the pairs of
+// its runtime and shoot. Each series keeps its own values, sorted by name as the text of a
+// scrape wants them.
+func TestFleetSeriesShareRepeatedPairs(t *testing.T) {
+	var objs []client.Object
+	expires := metav1.NewTime(time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC))
+	for i := range 3 {
+		rt := &infrav1.Runtime{}
+		rt.Name, rt.Namespace = "rt-"+strconv.Itoa(i), "kcp-system"
+		rt.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-" + strconv.Itoa(i)}
+		rt.Spec.Shoot.Name, rt.Spec.Shoot.Provider.Type = "c-"+strconv.Itoa(i), "aws"
+		// Not the same state as the runtime before: the pair is the whole fleet's.
+		rt.Status.State = []infrav1.State{infrav1.StateReady, infrav1.StateFailed}[i%2]
+		gc := &infrav1.GardenerCluster{}
+		gc.Name, gc.Namespace = rt.Labels[infrav1.LabelRuntimeID], "kcp-system"
+		gc.Labels = rt.Labels
+		gc.Spec.Shoot.Name = rt.Spec.Shoot.Name
+		gc.Status.KubeconfigExpiresAt = &expires
+		objs = append(objs, rt, gc)
 	}
-	return r.Reader.List(ctx, list, opts...)
-}
-
-// TestUpstreamMetricsReadWithoutCopies: a scrape reads the fleet's Runtimes and GardenerClusters
-// from the cache as they are. A copy of each at every scrape was tens of megabytes of garbage at
-// 5,000 runtimes, and the heap grew to hold it.
-func TestUpstreamMetricsReadWithoutCopies(t *testing.T) {
-	s := scheme(t)
-	reader := &copyRecorder{Reader: fake.NewClientBuilder().WithScheme(s).Build()}
-	reg := collecting(t, reader)
-	if _, err := reg.Gather(); err != nil {
+	_, fleet := fleetOf(t, objs...)
+	families, err := collecting(t, fleet).Gather()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if reader.lists != 2 || reader.uncopied != 2 {
-		t.Errorf("a scrape made %d lists, %d of them without copies; want 2 and 2", reader.lists, reader.uncopied)
+	byName := map[string][]*dto.Metric{}
+	for _, f := range families {
+		byName[f.GetName()] = f.GetMetric()
+	}
+	series := byName["infrastructure_manager_im_runtime_state"]
+	if len(series) != 3 {
+		t.Fatalf("%d series of im_runtime_state, want 3", len(series))
+	}
+	pair := func(m *dto.Metric, name string) *dto.LabelPair {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == name {
+				return l
+			}
+		}
+		t.Fatalf("series %v has no label %s", m, name)
+		return nil
+	}
+	for i, m := range series {
+		if !slices.IsSortedFunc(m.GetLabel(), func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) }) {
+			t.Errorf("series %v: labels not sorted by name", m)
+		}
+		if got, want := pair(m, "runtimeName").GetValue(), "rt-"+strconv.Itoa(i); got != want {
+			t.Errorf("series %d: runtimeName %q, want %q", i, got, want)
+		}
+		for _, shared := range []string{"provider", "message"} {
+			if pair(m, shared) != pair(series[0], shared) {
+				t.Errorf("series %d: its %s pair is a copy of the first series', want the same pair", i, shared)
+			}
+		}
+	}
+	if pair(series[2], "state") != pair(series[0], "state") || pair(series[1], "state") == pair(series[0], "state") {
+		t.Errorf("state pairs %v, %v and %v: want the first and the last (Ready) the same pair, the second (Failed) its own",
+			pair(series[0], "state"), pair(series[1], "state"), pair(series[2], "state"))
+	}
+	states, expiries := byName["infrastructure_manager_im_gardener_clusters_state"], byName["infrastructure_manager_im_kubeconfig_expiration"]
+	if len(states) != 3 || len(expiries) != 3 {
+		t.Fatalf("%d and %d series of the GardenerClusters' state and expiry, want 3 of each", len(states), len(expiries))
+	}
+	for i := range states {
+		for _, name := range []string{"runtimeId", "shoot"} {
+			if state, expiry := pair(states[i], name), pair(expiries[i], name); state != expiry {
+				t.Errorf("GardenerCluster %d: its state and expiry series have two %s pairs (%s, %s), want one", i, name, state, expiry)
+			}
+		}
+		if i > 0 && pair(states[i], "shoot") == pair(states[0], "shoot") {
+			t.Errorf("GardenerCluster %d shares the shoot pair of another", i)
+		}
 	}
 }
 
@@ -107,7 +156,6 @@ func TestUpstreamMetricsReadWithoutCopies(t *testing.T) {
 // status.kubeconfigExpiresAt, read at the scrape; one without a stored kubeconfig has none, and
 // the series goes with its GardenerCluster.
 func TestKubeconfigExpirationFollowsTheStatus(t *testing.T) {
-	s := scheme(t)
 	expires := time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC)
 	stored := &infrav1.GardenerCluster{}
 	stored.Name, stored.Namespace = "rid-1", "kcp-system"
@@ -118,9 +166,9 @@ func TestKubeconfigExpirationFollowsTheStatus(t *testing.T) {
 	waiting.Name, waiting.Namespace = "rid-2", "kcp-system"
 	waiting.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-2"}
 	waiting.Spec.Shoot.Name = "c-2"
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(stored, waiting).Build()
+	informers, fleet := fleetOf(t, stored, waiting)
 
-	reg := collecting(t, c)
+	reg := collecting(t, fleet)
 	name := metrics.Prefix + "_kubeconfig_expiration_timestamp_seconds"
 	head := "# HELP " + name + " When the stored admin kubeconfig of a runtime expires (unix seconds).\n" +
 		"# TYPE " + name + " gauge\n"
@@ -128,32 +176,74 @@ func TestKubeconfigExpirationFollowsTheStatus(t *testing.T) {
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), name); err != nil {
 		t.Error(err)
 	}
-	if err := c.Delete(context.Background(), stored); err != nil {
+	informer, err := informers.FakeInformerFor(context.Background(), stored)
+	if err != nil {
 		t.Fatal(err)
 	}
+	informer.Delete(stored)
 	if n, err := testutil.GatherAndCount(reg, name); err != nil || n != 0 {
 		t.Errorf("after the GardenerCluster went: %d series of %s (err %v), want none", n, name, err)
 	}
 }
 
+// TestCachedObjectsAreTheInformers: a scrape reads the objects the informer holds, not copies:
+// a copy of each at every scrape was megabytes of garbage at 5,000 runtimes. An update replaces
+// the object, a delete (also one the informer learnt of late) removes it, and before the
+// informer has handed over its first list there is no fleet to read.
+func TestCachedObjectsAreTheInformers(t *testing.T) {
+	ctx := context.Background()
+	rt := &infrav1.Runtime{}
+	rt.Name, rt.Namespace = "rt-1", "kcp-system"
+	informers, fleet := fleetOf(t, rt)
+	informer, err := informers.FakeInformerFor(ctx, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := fleet.Runtimes(); !ok || len(got) != 1 || got[0] != rt {
+		t.Fatalf("runtimes %v (synced %v), want the informer's own object", got, ok)
+	}
+	updated := rt.DeepCopy()
+	updated.Status.State = infrav1.StateFailed
+	informer.Update(rt, updated)
+	if got, _ := fleet.Runtimes(); len(got) != 1 || got[0] != updated {
+		t.Fatalf("after an update: %v, want the updated object alone", got)
+	}
+	fleet.runtimes.remove(toolscache.DeletedFinalStateUnknown{Key: "kcp-system/rt-1", Obj: updated})
+	if got, _ := fleet.Runtimes(); len(got) != 0 {
+		t.Errorf("after a delete learnt late: %v, want none", got)
+	}
+
+	unsynced := &informertest.FakeInformers{Scheme: scheme(t), InformersByGVK: map[schema.GroupVersionKind]toolscache.SharedIndexInformer{
+		infrav1.GroupVersion.WithKind("Runtime"): controllertest.NewFakeInformer(),
+	}}
+	waiting, err := watchFleet(ctx, unsynced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := waiting.Runtimes(); ok {
+		t.Errorf("an informer that has not synced gave %v, want no fleet yet", got)
+	}
+	if _, ok := waiting.Clusters(); !ok {
+		t.Error("the synced informer of GardenerClusters gave no fleet")
+	}
+}
+
 // BenchmarkFleetMetricsScrape is one scrape of /metrics at 5,000 runtimes, compressed as a
 // Prometheus asks for it: what it allocates is garbage the collector must take back, and most of
-// it is alive at once, since the registry gathers every series before it writes any. The
-// reader hands out the objects as the cache does without copies: each list is a new slice of
-// shallow copies.
+// it is alive at once, since the registry gathers every series before it writes any.
 func BenchmarkFleetMetricsScrape(b *testing.B) {
 	const n = 5000
 	expires := metav1.NewTime(time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC))
-	fleet := &shallowLists{}
+	fleet := &fixedFleet{}
 	for i := range n {
 		id := "rid-" + strconv.Itoa(i)
-		rt := infrav1.Runtime{}
+		rt := &infrav1.Runtime{}
 		rt.Name, rt.Namespace = id, "kcp-system"
 		rt.Labels = map[string]string{infrav1.LabelRuntimeID: id}
 		rt.Spec.Shoot.Name, rt.Spec.Shoot.Provider.Type = "c-"+strconv.Itoa(i), "aws"
 		rt.Status.State = infrav1.StateReady
 		rt.Status.Conditions = []metav1.Condition{{Type: infrav1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Done", Message: "All steps succeeded"}}
-		gc := infrav1.GardenerCluster{}
+		gc := &infrav1.GardenerCluster{}
 		gc.Name, gc.Namespace = id, "kcp-system"
 		gc.Labels = rt.Labels
 		gc.Spec.Shoot.Name = rt.Spec.Shoot.Name
@@ -178,22 +268,36 @@ func BenchmarkFleetMetricsScrape(b *testing.B) {
 	b.ReportMetric(4*n, "fleet-series/op")
 }
 
-// shallowLists lists the Runtimes and GardenerClusters it holds as the cache does when asked
-// for no copies.
-type shallowLists struct {
-	client.Reader
-	runtimes []infrav1.Runtime
-	clusters []infrav1.GardenerCluster
+// fixedFleet is a fleet that does not change, handed out as the cache's would be: a new slice
+// of the same objects at each scrape.
+type fixedFleet struct {
+	runtimes []*infrav1.Runtime
+	clusters []*infrav1.GardenerCluster
 }
 
-func (s *shallowLists) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
-	switch l := list.(type) {
-	case *infrav1.RuntimeList:
-		l.Items = slices.Clone(s.runtimes)
-	case *infrav1.GardenerClusterList:
-		l.Items = slices.Clone(s.clusters)
+func (f *fixedFleet) Runtimes() ([]*infrav1.Runtime, bool) { return slices.Clone(f.runtimes), true }
+
+func (f *fixedFleet) Clusters() ([]*infrav1.GardenerCluster, bool) {
+	return slices.Clone(f.clusters), true
+}
+
+// fleetOf returns synced fake informers that hold objs, and the fleet that follows them.
+func fleetOf(t *testing.T, objs ...client.Object) (*informertest.FakeInformers, cachedFleet) {
+	t.Helper()
+	ctx := context.Background()
+	informers := &informertest.FakeInformers{Scheme: scheme(t)}
+	fleet, err := watchFleet(ctx, informers)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return nil
+	for _, obj := range objs {
+		informer, err := informers.FakeInformerFor(ctx, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		informer.Add(obj)
+	}
+	return informers, fleet
 }
 
 // scheme knows the manager's kinds.
@@ -207,15 +311,15 @@ func scheme(t *testing.T) *runtime.Scheme {
 }
 
 // collecting returns a registry with the metrics of the contract and the collector of the
-// series read through reader.
-func collecting(t testing.TB, reader client.Reader) *prometheus.Registry {
+// series of fleet.
+func collecting(t testing.TB, fleet fleetSource) *prometheus.Registry {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	declared, err := metrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := declared.Register(newFleetMetrics(reader, declared, 24*time.Hour, 0.6)); err != nil {
+	if err := declared.Register(newFleetMetrics(fleet, declared, 24*time.Hour, 0.6)); err != nil {
 		t.Fatal(err)
 	}
 	return reg

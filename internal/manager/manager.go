@@ -2,6 +2,7 @@ package manager
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 
@@ -38,7 +39,13 @@ import (
 func addMetricsAndChecks(mgr ctrl.Manager, o Options) error {
 	// A second manager that shares o.Metrics (tests) keeps the first one's collector.
 	if !o.Shadow {
-		c := newFleetMetrics(mgr.GetClient(), o.Metrics, o.KubeconfigLifetime, o.KubeconfigRotateAfter)
+		// The controllers, set up before, watch both kinds: the metrics add a handler to
+		// their informers, no informer of their own.
+		fleet, err := watchFleet(context.Background(), mgr.GetCache())
+		if err != nil {
+			return fmt.Errorf("read the fleet for the metrics: %w", err)
+		}
+		c := newFleetMetrics(fleet, o.Metrics, o.KubeconfigLifetime, o.KubeconfigRotateAfter)
 		if err := o.Metrics.Register(c); err != nil && !metrics.IsAlreadyRegistered(err) {
 			return fmt.Errorf("register the metrics read from the cache: %w", err)
 		}

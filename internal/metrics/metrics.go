@@ -134,7 +134,7 @@ type Metrics struct {
 	GardenerCircuit prometheus.Gauge
 	// KubeconfigExpiration is when the stored admin kubeconfig of each runtime expires. A
 	// collector fills it in at each scrape, from the GardenerClusters' status, with Upstream.
-	KubeconfigExpiration *prometheus.Desc
+	KubeconfigExpiration ScrapedGauge
 	// Shadow are the metrics of a shadow.Recorder.
 	Shadow Shadow
 	// Upstream describes upstream's metrics.
@@ -155,11 +155,19 @@ type Shadow struct {
 // Upstream describes upstream's metrics. A collector fills them in at each scrape.
 type Upstream struct {
 	// RuntimeState is the state of each Runtime.
-	RuntimeState *prometheus.Desc
+	RuntimeState ScrapedGauge
 	// ClusterState is the state of each GardenerCluster.
-	ClusterState *prometheus.Desc
+	ClusterState ScrapedGauge
 	// KubeconfigExpiration is when each stored admin kubeconfig expires.
-	KubeconfigExpiration *prometheus.Desc
+	KubeconfigExpiration ScrapedGauge
+}
+
+// ScrapedGauge describes a gauge whose series a collector builds at each scrape.
+type ScrapedGauge struct {
+	// Desc is the descriptor the collector describes and builds the series with.
+	Desc *prometheus.Desc
+	// Labels are the label names, in the order of the label values.
+	Labels []string
 }
 
 // series returns the fsm name of m: its full name, with no namespace.
@@ -172,15 +180,15 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		GardenerRequests:     counterVec(gardenerRequests),
 		GardenerCircuit:      prometheus.NewGauge(prometheus.GaugeOpts{Name: gardenerCircuit.Name, Help: gardenerCircuit.Help}),
-		KubeconfigExpiration: desc(kubeconfigExpiration),
+		KubeconfigExpiration: scraped(kubeconfigExpiration),
 		Shadow: Shadow{
 			PlannedWrites:   gaugeVec(shadowPlannedWrites),
 			RefusedRequests: counterVec(shadowRefusedRequests),
 		},
 		Upstream: Upstream{
-			RuntimeState:         desc(upstreamRuntimeState),
-			ClusterState:         desc(upstreamClusterState),
-			KubeconfigExpiration: desc(upstreamKubeconfigExpiration),
+			RuntimeState:         scraped(upstreamRuntimeState),
+			ClusterState:         scraped(upstreamClusterState),
+			KubeconfigExpiration: scraped(upstreamKubeconfigExpiration),
 		},
 		reg: reg,
 	}
@@ -273,6 +281,6 @@ func gaugeVec(m Metric) *prometheus.GaugeVec {
 	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: m.Name, Help: m.Help}, m.Labels)
 }
 
-func desc(m Metric) *prometheus.Desc {
-	return prometheus.NewDesc(m.Name, m.Help, m.Labels, nil)
+func scraped(m Metric) ScrapedGauge {
+	return ScrapedGauge{Desc: prometheus.NewDesc(m.Name, m.Help, m.Labels, nil), Labels: slices.Clone(m.Labels)}
 }

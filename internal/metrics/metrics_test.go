@@ -239,8 +239,8 @@ func TestNewBuildsTheDeclaredMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := append(slices.Clone(reg.descs), m.KubeconfigExpiration.String(),
-		m.Upstream.RuntimeState.String(), m.Upstream.ClusterState.String(), m.Upstream.KubeconfigExpiration.String())
+	got := append(slices.Clone(reg.descs), m.KubeconfigExpiration.Desc.String(),
+		m.Upstream.RuntimeState.Desc.String(), m.Upstream.ClusterState.Desc.String(), m.Upstream.KubeconfigExpiration.Desc.String())
 	var want []string
 	for _, d := range metrics.Declared() {
 		if !strings.HasPrefix(d.Name, metrics.Prefix+"_") {
