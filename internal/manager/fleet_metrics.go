@@ -92,7 +92,10 @@ func (m *fleetMetrics) Collect(ch chan<- prometheus.Metric) {
 			// (a takeover): it is the expiry of the kubeconfig in the Secret.
 			s.gauge(&m.kubeconfigExpiration, float64(exp.Unix()), id, shoot)
 		}
-		if id == "" {
+		if id != gc.Name {
+			// Without a runtime id, or not named after it: no GardenerCluster the manager
+			// serves (its controller says why). A copy under another name would repeat the
+			// series of the one it copies, and one repeated series fails the whole scrape.
 			continue
 		}
 		reason := ""

@@ -324,3 +324,23 @@ func collecting(t testing.TB, fleet fleetSource) *prometheus.Registry {
 	}
 	return reg
 }
+
+// TestCopiedGardenerClusterLeavesTheScrapeWhole: a GardenerCluster copied under another name,
+// with the runtime-id label and shoot of the one it copies, is none the manager serves (its
+// name is not its runtime id). It adds no series: its series would repeat the original's label
+// values while neither has a status yet, and one repeated series fails the whole scrape.
+func TestCopiedGardenerClusterLeavesTheScrapeWhole(t *testing.T) {
+	original := &infrav1.GardenerCluster{}
+	original.Name, original.Namespace = "rid-1", "kcp-system"
+	original.Labels = map[string]string{infrav1.LabelRuntimeID: "rid-1"}
+	original.Spec.Shoot.Name = "c-1"
+	copied := original.DeepCopy()
+	copied.Name = "rid-1-copy"
+	_, fleet := fleetOf(t, original, copied)
+
+	reg := collecting(t, fleet)
+	name := "infrastructure_manager_im_gardener_clusters_state"
+	if n, err := testutil.GatherAndCount(reg, name); err != nil || n != 1 {
+		t.Errorf("%d series of %s (err %v), want the original's alone", n, name, err)
+	}
+}
