@@ -163,6 +163,10 @@ func TestBench(t *testing.T) {
 		t.Logf("P4 %-22s memory at the window's end: Go runtime holds %.1f MiB of %.1f MiB anonymous, live heap %.1f MiB after a forced collection, next collection at %.1f MiB",
 			pol, mib(got.atEnd.held()), mib(got.atEndAnon), mib(got.liveHeap), mib(got.atEnd.NextGC))
 		t.Logf("P4 %-22s scrapes of /metrics from the start: %d, the last %d bytes", pol, got.scrapes.count, got.scrapes.size)
+		if c := got.container; c != nil {
+			t.Logf("P4 %-22s in a cgroup limited to %.0f MiB: window end usage %.1f MiB (working set %.1f), peak %.1f MiB; limit met %d times before the window and %d in it; OOM kills %d; major faults %d before the window, %d in it",
+				pol, mib(c.limit), mib(c.window.usage), mib(c.window.workingSet), mib(c.window.peak), c.first.limitHits, c.window.limitHits-c.first.limitHits, c.window.oomKills, c.firstFaults, c.windowFaults)
+		}
 		f := got.restart
 		t.Logf("P4 %-22s first interval %s: re-checks %d, CPU %.1f s, peak RSS %.0f MiB (high-water mark %.0f MiB, reached by %s), Gardener %d (writes %d: %s), the manager's clients %s",
 			pol, f.length.Round(time.Second), f.rechecks, f.cpu.Seconds(), mib(f.peakRSS), mib(f.hwm), f.hwmAt.Round(time.Second), f.gardener.total, f.gardener.writes, countsText(f.gardenerByKind),

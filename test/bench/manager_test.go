@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,11 +57,20 @@ type run struct {
 type managerProc struct {
 	proc           *subprocess.Process
 	metrics, pprof string
+	// cgroup is the memory cgroup the process runs in; nil when it runs in the bench's.
+	cgroup *memoryCgroup
 }
 
 // startManager starts a manager for r and waits until it serves its readiness probe.
 func (s *suite) startManager(ctx context.Context, r run, extra ...string) (*managerProc, error) {
-	m := &managerProc{}
+	return s.startManagerIn(ctx, r, nil, extra...)
+}
+
+// startManagerIn starts a manager for r as startManager does, in the memory cgroup cg when it is
+// not nil. The executable's pages are dropped from the page cache first, so that the process
+// reads them in again and they are charged to cg, as a container's are.
+func (s *suite) startManagerIn(ctx context.Context, r run, cg *memoryCgroup, extra ...string) (*managerProc, error) {
+	m := &managerProc{cgroup: cg}
 	var probe string
 	for _, addr := range []*string{&m.metrics, &m.pprof, &probe} {
 		var err error
@@ -89,6 +99,12 @@ func (s *suite) startManager(ctx context.Context, r run, extra ...string) (*mana
 	if r.policy == baseline {
 		bin = s.baselineBin
 	}
+	if cg != nil {
+		if err := uncache(bin); err != nil {
+			return nil, err
+		}
+		bin, args = cg.command(bin, args)
+	}
 	var err error
 	m.proc, err = subprocess.Start(name, subprocess.Options{Log: filepath.Join(s.dir, name+".log"), Env: env}, bin, args...)
 	if err != nil {
@@ -101,8 +117,14 @@ func (s *suite) startManager(ctx context.Context, r run, extra ...string) (*mana
 	return m, nil
 }
 
-// stop ends the manager with SIGTERM.
-func (m *managerProc) stop() error { return m.proc.Stop(30 * time.Second) }
+// stop ends the manager with SIGTERM, and removes its cgroup.
+func (m *managerProc) stop() error {
+	err := m.proc.Stop(30 * time.Second)
+	if m.cgroup != nil {
+		err = errors.Join(err, m.cgroup.remove())
+	}
+	return err
+}
 
 // usage is a reading of the manager's memory and CPU time from /proc.
 type usage struct {
@@ -115,6 +137,9 @@ type usage struct {
 	// kernel's own account, which also holds the peaks between two samples.
 	hwm int64
 	cpu time.Duration
+	// majorFaults counts the page faults that had to read from a file (the executable's pages
+	// that the kernel had dropped) since the process started.
+	majorFaults int64
 }
 
 // resetPeak starts the process's VmHWM afresh at its current resident set size (proc(5):
@@ -133,7 +158,7 @@ func (m *managerProc) readUsage() (usage, error) {
 	pid := m.proc.PID()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return u, fmt.Errorf("manager status: %w", err)
+		return u, fmt.Errorf("manager status: %w%s", err, m.oomKilled())
 	}
 	fields := map[string]*int64{"VmRSS:": &u.rss, "RssAnon:": &u.anon, "RssFile:": &u.file, "VmHWM:": &u.hwm}
 	for _, line := range strings.Split(string(status), "\n") {
@@ -157,10 +182,13 @@ func (m *managerProc) readUsage() (usage, error) {
 		rest = rest[i+1:]
 	}
 	f := strings.Fields(rest)
-	// After the name: state is field 3 of the line, utime 14 and stime 15, in clock ticks of
-	// 1/100 s (USER_HZ on Linux).
+	// After the name: state is field 3 of the line, majflt 12, utime 14 and stime 15, in clock
+	// ticks of 1/100 s (USER_HZ on Linux).
 	if len(f) < 13 {
 		return u, fmt.Errorf("manager stat: %d fields", len(f))
+	}
+	if u.majorFaults, err = strconv.ParseInt(f[9], 10, 64); err != nil {
+		return u, fmt.Errorf("manager stat: %w", err)
 	}
 	ticks := int64(0)
 	for _, v := range f[11:13] {
@@ -172,6 +200,18 @@ func (m *managerProc) readUsage() (usage, error) {
 	}
 	u.cpu = time.Duration(ticks) * 10 * time.Millisecond
 	return u, nil
+}
+
+// oomKilled says, for an error about a process that is gone, whether its cgroup's OOM killer
+// killed it.
+func (m *managerProc) oomKilled() string {
+	if m.cgroup == nil {
+		return ""
+	}
+	if r, err := m.cgroup.read(); err == nil && r.oomKills > 0 {
+		return fmt.Sprintf(" (the OOM killer of its cgroup, limit %.0f MiB, killed %d processes)", mib(m.cgroup.limit), r.oomKills)
+	}
+	return ""
 }
 
 // scrape reads the manager's metrics.

@@ -50,6 +50,9 @@ type p4Result struct {
 	// restart is what the process did before the window: its start and its first re-check of
 	// each Runtime.
 	restart p4Restart
+	// container is the kernel's account of the memory cgroup this manager ran in
+	// (-p4-container-limit); nil when it ran without one.
+	container *p4Container
 	// scrapes are the reads of the manager's /metrics from its start to the window's end, as a
 	// Prometheus would make them.
 	scrapes scraper
@@ -101,6 +104,20 @@ type p4Restart struct {
 	gardenerByKind, clientByMethod map[string]int
 }
 
+// p4Container is what the kernel counted for a manager that ran in a memory cgroup with a
+// container's limit: in the window (peak reset at its start on cgroup v1) and in the first
+// interval.
+type p4Container struct {
+	limit int64
+	v2    bool
+	// first is read at the window's start, window at its end; window.limitHits counts from the
+	// start of the process, as oomKills do.
+	first, window cgroupReading
+	// firstFaults and windowFaults are the process's major page faults before the window and in
+	// it.
+	firstFaults, windowFaults int64
+}
+
 // recheckStep is the step a re-check of a Ready Runtime starts from.
 const recheckStep = "Initialise"
 
@@ -121,9 +138,19 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	if *p4MemoryLimit != "" && r.policy != baseline {
 		args = append(args, "--memory-limit", *p4MemoryLimit)
 	}
+	var cg *memoryCgroup
+	if *p4ContainerLimit != "" && r.policy != baseline {
+		if cg, err = newMemoryCgroup("infrastructure-manager-bench-"+r.name, *p4ContainerLimit); err != nil {
+			return res, err
+		}
+		res.container = &p4Container{limit: cg.limit, v2: cg.v2}
+	}
 	started := time.Now()
-	m, err := s.startManager(ctx, r, args...)
+	m, err := s.startManagerIn(ctx, r, cg, args...)
 	if err != nil {
+		if cg != nil {
+			_ = cg.remove()
+		}
 		return res, err
 	}
 	defer func() { _ = m.stop() }()
@@ -179,6 +206,15 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	}
 	// The window's high-water mark starts here; without it, the samples are all there is.
 	hwmReset := m.resetPeak() == nil
+	if c := res.container; c != nil {
+		if c.first, err = cg.read(); err != nil {
+			return res, err
+		}
+		c.firstFaults = u0.majorFaults
+		if err := cg.resetPeak(); err != nil {
+			return res, err
+		}
+	}
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for time.Since(start) < p.P4Window {
@@ -204,6 +240,12 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 	}
 	if hwmReset {
 		res.hwm = u1.hwm
+	}
+	if c := res.container; c != nil {
+		if c.window, err = cg.read(); err != nil {
+			return res, err
+		}
+		c.windowFaults = u1.majorFaults - u0.majorFaults
 	}
 	if err := res.readMemory(ctx, m, u1); err != nil {
 		return res, err

@@ -128,8 +128,12 @@ func writeTargets(w func(string, ...any), res *results) {
 		// lists, counts as much as the window.
 		// The kernel's high-water mark holds the peaks between two samples too.
 		rss, first := mib(max(r.peakRSS, r.hwm)), mib(max(r.restart.peakRSS, r.restart.hwm))
-		w("| P4, N=%d | at most 150 MiB RSS | %.0f MiB at most in the window (its largest sample %.0f MiB: %.0f anonymous + %.0f of files), %.0f MiB at most in the first interval (its largest sample %.0f MiB: %.0f + %.0f) | %s |",
-			r.n, rss, mib(r.peakRSS), mib(r.peakAnon), mib(r.peakFile), first, mib(r.restart.peakRSS), mib(r.restart.peakAnon), mib(r.restart.peakFile), met(max(rss, first) <= 150))
+		where := ""
+		if c := r.container; c != nil {
+			where = fmt.Sprintf(" in a container of %.0f MiB (%d OOM kills, %d major page faults in the window)", mib(c.limit), c.window.oomKills, c.windowFaults)
+		}
+		w("| P4, N=%d | at most 150 MiB RSS | %.0f MiB at most in the window (its largest sample %.0f MiB: %.0f anonymous + %.0f of files), %.0f MiB at most in the first interval (its largest sample %.0f MiB: %.0f + %.0f)%s | %s |",
+			r.n, rss, mib(r.peakRSS), mib(r.peakAnon), mib(r.peakFile), first, mib(r.restart.peakRSS), mib(r.restart.peakAnon), mib(r.restart.peakFile), where, met(max(rss, first) <= 150 && (r.container == nil || r.container.window.oomKills == 0)))
 		rate := float64(r.rechecks) / r.window.Seconds()
 		perRecheck := r.cpuPerMinute / 60 / max(rate, 1e-9)
 		shipped := shippedRecheckRate * perRecheck
@@ -249,8 +253,31 @@ func writeP4(w func(string, ...any), res *results) {
 			f.gardener.total, f.gardener.writes, countsText(f.gardenerByKind), countsText(f.clientByMethod))
 	}
 	w("")
+	writeContainer(w, res)
 	writeRecheck(w, res)
 	writeFootprint(w, res)
+}
+
+// writeContainer reports the kernel's account of a manager that ran in a memory cgroup
+// (-p4-container-limit).
+func writeContainer(w func(string, ...any), res *results) {
+	for _, r := range res.p4 {
+		c := r.container
+		if c == nil {
+			continue
+		}
+		peakWhen := "from the window's start"
+		if c.v2 {
+			peakWhen = "from the process's start (cgroup v2 keeps no window)"
+		}
+		w("In P4, %s ran in a memory cgroup with a limit of %.0f MiB, as in a container with that limit, and read its memory limit from it. Its executable was dropped from the page cache before the start, so the pages it read in were charged to the cgroup. The kernel counts anonymous memory and page cache against the limit and, at the limit, reclaims page cache (the executable's pages among it) before it kills:", r.policy, mib(c.limit))
+		w("")
+		w("- usage at the window's end %.1f MiB, of it working set (usage less inactive file pages, what the kubelet weighs) %.1f MiB; peak usage %.1f MiB %s;", mib(c.window.usage), mib(c.window.workingSet), mib(c.window.peak), peakWhen)
+		w("- at the window's start: usage %.1f MiB, working set %.1f MiB, peak usage %.1f MiB from the start;", mib(c.first.usage), mib(c.first.workingSet), mib(c.first.peak))
+		w("- charges that met the limit (each reclaimed first): %d before the window, %d in it; OOM kills: %d;", c.first.limitHits, c.window.limitHits-c.first.limitHits, c.window.oomKills)
+		w("- major page faults (pages read again from the executable after the kernel dropped them): %d before the window, %d in it.", c.firstFaults, c.windowFaults)
+		w("")
+	}
 }
 
 // writeRecheck reports what one re-check costs, side by side with the baseline's, and what a
@@ -500,8 +527,16 @@ func p4ScrapeSentence() string {
 
 // p4LimitSentence says under which memory limit P4 ran the managers.
 func p4LimitSentence() string {
-	if *p4MemoryLimit == "" {
+	var ours string
+	switch {
+	case *p4MemoryLimit != "" && *p4ContainerLimit != "":
+		ours = "This manager runs with `--memory-limit=" + *p4MemoryLimit + "` (-p4-memory-limit) in a memory cgroup limited to " + *p4ContainerLimit + " (-p4-container-limit)"
+	case *p4MemoryLimit != "":
+		ours = "This manager runs with `--memory-limit=" + *p4MemoryLimit + "` (-p4-memory-limit)"
+	case *p4ContainerLimit != "":
+		ours = "This manager runs in a memory cgroup limited to " + *p4ContainerLimit + " (-p4-container-limit), as in a container with that limit, and takes its memory limit from it"
+	default:
 		return "Both run without a memory limit."
 	}
-	return "This manager runs with `--memory-limit=" + *p4MemoryLimit + "` (-p4-memory-limit), the baseline without a limit."
+	return ours + ", the baseline without a limit."
 }
