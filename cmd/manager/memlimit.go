@@ -19,7 +19,13 @@ import (
 // maps. A manager that has started and reaches no API server at all already holds about 46 MiB
 // of them (/proc/<pid>/smaps: the text, the read-only data and the pc tables of an 87 MB binary;
 // the kernel maps the executable in large folios, so most of its text is resident); one that
-// re-checks 1,000 or 5,000 Runtimes held 50 to 52 MiB (the benchmark's P4).
+// re-checks 1,000 or 5,000 Runtimes held 50 to 52 MiB (the benchmark's P4). Those are what
+// the kernel leaves mapped when nothing asks it for memory. In a memory cgroup near its limit
+// it drops the pages the process no longer touches, most of them read once at the start: at
+// 5,000 Runtimes in a 150 MiB cgroup the process kept 16 to 17 MiB of them, and read 25 pages
+// back in a 10-minute window (the benchmark's -p4-container-limit). The reserve is sized for a
+// process without that pressure, so in a container it leaves some 30 MiB the collector could
+// use.
 const executableReserve = 56 << 20
 
 // cgroupFiles are the files that may hold the memory limit of the process's cgroup, given

@@ -29,7 +29,10 @@
 //   - P4 quiet fleet: Ready Runtimes for a window, re-checked within it; the manager's RSS and
 //     CPU, Gardener, runtime-cluster and control-plane requests per minute, and writes. The
 //     window begins one re-check interval after the manager started, after its first re-check
-//     of every Runtime, which the report gives on its own.
+//     of every Runtime, which the report gives on its own. With -p4-container-limit this
+//     manager runs in a memory cgroup with that limit, as in a container (it needs root), and
+//     the report adds the kernel's account of the cgroup: usage, working set, the charges that
+//     met the limit, OOM kills and the major page faults of the executable's pages it dropped.
 //
 // The default profile is short (a few Runtimes per scenario, no timing targets) and runs in
 // `make test` to keep the harness working; `make bench` runs the full profile and writes
