@@ -275,7 +275,7 @@ func writeContainer(w func(string, ...any), res *results) {
 		w("- usage at the window's end %.1f MiB, of it working set (usage less inactive file pages, what the kubelet weighs) %.1f MiB; peak usage %.1f MiB %s;", mib(c.window.usage), mib(c.window.workingSet), mib(c.window.peak), peakWhen)
 		w("- at the window's start: usage %.1f MiB, working set %.1f MiB, peak usage %.1f MiB from the start;", mib(c.first.usage), mib(c.first.workingSet), mib(c.first.peak))
 		w("- charges that met the limit (each reclaimed first): %d before the window, %d in it; OOM kills: %d;", c.first.limitHits, c.window.limitHits-c.first.limitHits, c.window.oomKills)
-		w("- major page faults (pages read again from the executable after the kernel dropped them): %d before the window, %d in it.", c.firstFaults, c.windowFaults)
+		w("- major page faults (pages read from the executable: at the start, and again after the kernel dropped them): %d before the window, %d in it.", c.firstFaults, c.windowFaults)
 		w("")
 	}
 }
