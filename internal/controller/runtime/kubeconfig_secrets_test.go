@@ -40,7 +40,7 @@ type testCert struct {
 	key  *ecdsa.PrivateKey
 }
 
-func newTestCert(t *testing.T, cn string, ca bool, parent *testCert) *testCert {
+func newTestCert(t testing.TB, cn string, ca bool, parent *testCert) *testCert {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -72,7 +72,7 @@ func (c *testCert) certPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.cert.Raw})
 }
 
-func (c *testCert) keyPEM(t *testing.T, pkcs8 bool) []byte {
+func (c *testCert) keyPEM(t testing.TB, pkcs8 bool) []byte {
 	t.Helper()
 	if pkcs8 {
 		der, err := x509.MarshalPKCS8PrivateKey(c.key)

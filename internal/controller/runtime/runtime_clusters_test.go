@@ -18,12 +18,15 @@ import (
 	"weak"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
 	"github.com/runtime-ops/infrastructure-manager/pkg/retry"
 )
@@ -268,7 +271,7 @@ func innermostTransport(t *testing.T, rt http.RoundTripper) *http.Transport {
 
 // clientCertKubeconfig is a kubeconfig for srv that authenticates with a client certificate of
 // its own, named user.
-func clientCertKubeconfig(t *testing.T, srv *httptest.Server, user string) string {
+func clientCertKubeconfig(t testing.TB, srv *httptest.Server, user string) string {
 	t.Helper()
 	cert := newTestCert(t, user, false, nil)
 	b64 := base64.StdEncoding.EncodeToString
@@ -342,5 +345,51 @@ current-context: c
 	defer mu.Unlock()
 	if requests != 0 {
 		t.Errorf("the server named by the refused kubeconfig got %d requests", requests)
+	}
+}
+
+// BenchmarkRuntimeClusterRecheck is what a quiet re-check of a Ready runtime costs in its
+// cluster: a client built from the runtime's kubeconfig (the cache holds the runtimes in flight,
+// not the fleet, so a re-check half an hour later builds one again), a TLS handshake with a
+// client certificate, and the three reads of the steps that configure the cluster: the kyma-system
+// Namespace, the manager's administrator bindings and the OpenIDConnects.
+func BenchmarkRuntimeClusterRecheck(b *testing.B) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/api/v1/namespaces/"):
+			_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kyma-system","uid":"6f1c0a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f","resourceVersion":"412","creationTimestamp":"2026-12-01T10:00:00Z","labels":{"kubernetes.io/metadata.name":"kyma-system"}},"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Active"}}`))
+		case strings.HasPrefix(r.URL.Path, "/apis/rbac.authorization.k8s.io/"):
+			_, _ = w.Write([]byte(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBindingList","metadata":{"resourceVersion":"413"},"items":[{"metadata":{"name":"kyma-admin-0a1b2c3d4e5f6a7b","uid":"7f1c0a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f","resourceVersion":"413","creationTimestamp":"2026-12-01T10:00:01Z","labels":{"operator.kyma-project.io/managed-by":"infrastructure-manager"}},"subjects":[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"admin@example.com"}],"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"}}]}`))
+		default:
+			_, _ = w.Write([]byte(`{"apiVersion":"authentication.gardener.cloud/v1alpha1","kind":"OpenIDConnectList","metadata":{"resourceVersion":"414"},"items":[{"apiVersion":"authentication.gardener.cloud/v1alpha1","kind":"OpenIDConnect","metadata":{"name":"kyma-oidc-0","resourceVersion":"414","labels":{"operator.kyma-project.io/managed-by":"infrastructure-manager"}},"spec":{"issuerURL":"https://issuer.example.com","clientID":"kyma","usernameClaim":"sub","usernamePrefix":"-","groupsClaim":"groups","supportedSigningAlgs":["RS256"]}}]}`))
+		}
+	}))
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
+	srv.StartTLS()
+	defer srv.Close()
+	parsed, err := kubeconfig.RESTConfig("", []byte(clientCertKubeconfig(b, srv, "a")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn := connectionOf(parsed)
+	oidc := &unstructured.UnstructuredList{}
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := ConfigClient(b.Context(), conn.restConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Get(b.Context(), client.ObjectKey{Name: "kyma-system"}, &corev1.Namespace{}); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.List(b.Context(), &rbacv1.ClusterRoleBindingList{}, client.MatchingLabels{LabelManagedBy: FieldOwner}); err != nil {
+			b.Fatal(err)
+		}
+		oidc.SetGroupVersionKind(gardener.OpenIDConnectGVK.GroupVersion().WithKind(gardener.OpenIDConnectGVK.Kind + "List"))
+		if err := c.List(b.Context(), oidc); err != nil {
+			b.Fatal(err)
+		}
+		closeIdle(c)
 	}
 }
