@@ -31,7 +31,7 @@ func main() {
 	opts.BindFlags(flag.CommandLine)
 	gardenKubeconfig := flag.String("gardener-kubeconfig", upstreamGardenKubeconfig, "kubeconfig of the Gardener project")
 	flag.StringVar(gardenKubeconfig, "gardener-kubeconfig-path", upstreamGardenKubeconfig, "upstream's name of --gardener-kubeconfig")
-	memLimit := flag.String("memory-limit", "", "memory the process must stay within, a quantity such as 150Mi; the collector keeps the heap 56Mi below it, for the executable's pages (default: GOMEMLIMIT if set, else the container's limit, with the heap 32Mi below it, as the kernel drops untouched pages there; 0: none)")
+	memLimit := flag.String("memory-limit", "", "memory the process must stay within, a quantity such as 150Mi; the collector keeps the heap 56Mi below it, for the executable's pages (default: GOMEMLIMIT if set, else the container's limit; 0: none)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

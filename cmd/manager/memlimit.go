@@ -14,24 +14,21 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// executableReserve is the part of a --memory-limit that the Go collector leaves to memory the
-// Go runtime does not count: chiefly the pages of the executable that the process maps. A
-// manager that has started and reaches no API server at all already holds about 46 MiB of them
-// (/proc/<pid>/smaps: the text, the read-only data and the pc tables of an 87 MB binary; the
-// kernel maps the executable in large folios, so most of its text is resident); one that
-// re-checks 1,000 or 5,000 Runtimes held 50 to 52 MiB (the benchmark's P4). Those are what the
-// kernel leaves mapped when nothing asks it for memory, and nothing does when the limit is only
-// the flag's.
+// executableReserve is the part of the process's memory limit that the Go collector leaves to
+// memory the Go runtime does not count: chiefly the pages of the executable that the process
+// maps. A manager that has started and reaches no API server at all already holds about 46 MiB
+// of them (/proc/<pid>/smaps: the text, the read-only data and the pc tables of an 87 MB binary;
+// the kernel maps the executable in large folios, so most of its text is resident); one that
+// re-checks 1,000 or 5,000 Runtimes held 50 to 52 MiB (the benchmark's P4). Those are what
+// the kernel leaves mapped when nothing asks it for memory. In a memory cgroup near its limit
+// it drops the pages the process no longer touches, most of them read once at the start: at
+// 5,000 Runtimes in a 150 MiB cgroup the process kept 16 to 17 MiB of them, and read 25 pages
+// back in a 10-minute window (the benchmark's -p4-container-limit). That is no reason for a
+// smaller reserve in a container: the start touches far more of the executable (42 MiB of file
+// pages resident 15 s after it). With 32 MiB reserved at 5,000 Runtimes in a 150 MiB cgroup,
+// the start ran at half speed (the Runtime cache filled in 22 s instead of 11) and /metrics did
+// not answer within 10 s, as when the kernel drops pages a process still uses.
 const executableReserve = 56 << 20
-
-// cgroupReserve is the same part of a limit the kernel enforces, the memory cgroup's. Near that
-// limit the kernel drops the executable's pages the process no longer touches, most of them read
-// once at the start: at 5,000 Runtimes in a 150 MiB cgroup under a 94 MiB soft limit the process
-// kept 16 to 17 MiB of them and read 25 pages back in a 10-minute window (the benchmark's
-// -p4-container-limit). The reserve is about twice what stayed resident, so the pages the
-// process does touch stay, and the rest of the container goes to the heap: there the collector
-// had run without pause, at 53 ms of CPU per re-check.
-const cgroupReserve = 32 << 20
 
 // cgroupFiles are the files that may hold the memory limit of the process's cgroup, given
 // /proc/self/cgroup: the cgroup's own file first, then the root's, which is the container's own
@@ -73,9 +70,8 @@ type memoryLimit struct {
 // given; "0" means none), else GOMEMLIMIT in the environment (which the Go runtime has applied
 // already, so it is reported, not derived), else the limit of the process's cgroup
 // (selfCgroup is /proc/self/cgroup) under cgroupRoot. The Go soft limit is the process's limit
-// less a reserve for the executable's pages (executableReserve for the flag, cgroupReserve for
-// the cgroup's), and at least half of it: the collector then runs harder as the heap nears it,
-// instead of letting the process outgrow its container.
+// less executableReserve, and at least half of it: the collector then runs harder as the heap
+// nears it, instead of letting the process outgrow its container.
 func resolveMemoryLimit(flagValue string, lookup func(string) (string, bool), cgroupRoot, selfCgroup string) (memoryLimit, error) {
 	if flagValue != "" {
 		q, err := resource.ParseQuantity(flagValue)
@@ -85,7 +81,7 @@ func resolveMemoryLimit(flagValue string, lookup func(string) (string, bool), cg
 		if q.Sign() < 0 {
 			return memoryLimit{}, fmt.Errorf("--memory-limit %q: negative", flagValue)
 		}
-		return derived(q.Value(), executableReserve, "--memory-limit"), nil
+		return derived(q.Value(), "--memory-limit"), nil
 	}
 	if v, set := lookup("GOMEMLIMIT"); set {
 		return memoryLimit{heap: debug.SetMemoryLimit(-1), source: "GOMEMLIMIT=" + v}, nil
@@ -110,18 +106,17 @@ func resolveMemoryLimit(flagValue string, lookup func(string) (string, bool), cg
 		if n >= noCgroupLimit {
 			return memoryLimit{source: path + " (none)"}, nil
 		}
-		return derived(n, cgroupReserve, path), nil
+		return derived(n, path), nil
 	}
 	return memoryLimit{source: "no cgroup memory limit"}, nil
 }
 
-// derived is the limit of a process allowed limit bytes (zero: none), of which reserve is not
-// the heap's.
-func derived(limit, reserve int64, source string) memoryLimit {
+// derived is the limit of a process allowed limit bytes (zero: none).
+func derived(limit int64, source string) memoryLimit {
 	if limit == 0 {
 		return memoryLimit{source: source}
 	}
-	return memoryLimit{process: limit, heap: max(limit-reserve, limit/2), source: source}
+	return memoryLimit{process: limit, heap: max(limit-executableReserve, limit/2), source: source}
 }
 
 // apply sets the Go runtime's soft limit, unless GOMEMLIMIT has set it already or there is none.
