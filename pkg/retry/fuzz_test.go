@@ -363,6 +363,9 @@ func FuzzSanitize(f *testing.F) {
 
 		full := Sanitize(msg, math.MaxInt)
 		got := Sanitize(msg, maxRunes)
+		if again := sanitize(msg, maxRunes); got != again {
+			t.Errorf("Sanitize(%q, %d) = %q, but without its memo %q", msg, maxRunes, got, again)
+		}
 		if token != "" && strings.Contains(full, token) {
 			t.Errorf("Sanitize(%q) = %q, which leaks %q", msg, full, token)
 		}

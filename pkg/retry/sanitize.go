@@ -3,6 +3,7 @@ package retry
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -61,6 +62,48 @@ const minSecretRun = 40
 // maxRunes <= 0 gives "". Redaction runs before the cut, so a cut never leaves
 // part of a secret behind.
 func Sanitize(msg string, maxRunes int) string {
+	if len(msg) > memoMaxLen {
+		return sanitize(msg, maxRunes)
+	}
+	key := memoKey{msg, maxRunes}
+	memo.Lock()
+	out, ok := memo.m[key]
+	memo.Unlock()
+	if ok {
+		return out
+	}
+	out = sanitize(msg, maxRunes)
+	memo.Lock()
+	if len(memo.m) >= memoMax {
+		clear(memo.m)
+	}
+	memo.m[key] = out
+	memo.Unlock()
+	return out
+}
+
+// memo keeps the results of recent calls of Sanitize. The re-checks of a quiet fleet sanitize
+// the same few messages again and again (Gardener's description of a reconciled shoot, a Ready
+// condition's message), and running the expressions above was most of what a call cost: about
+// 20 µs and a kilobyte of garbage each, more when the collector had emptied regexp's pools. It
+// keeps at most memoMax messages of at most memoMaxLen bytes, and starts over when full.
+var memo = struct {
+	sync.Mutex
+	m map[memoKey]string
+}{m: map[memoKey]string{}}
+
+const (
+	memoMax    = 256
+	memoMaxLen = 512
+)
+
+type memoKey struct {
+	msg      string
+	maxRunes int
+}
+
+// sanitize is Sanitize without the memo.
+func sanitize(msg string, maxRunes int) string {
 	msg = strings.ToValidUTF8(msg, string(utf8.RuneError))
 	for _, r := range redactions {
 		msg = r.pattern.ReplaceAllString(msg, r.replacement)

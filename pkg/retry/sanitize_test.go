@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -185,6 +186,9 @@ func TestSanitize(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("Sanitize(%q, %d): got %q, want %q", tt.msg, tt.max, got, tt.want)
 			}
+			if again := Sanitize(tt.msg, tt.max); again != tt.want {
+				t.Errorf("Sanitize(%q, %d) a second time (remembered): got %q, want %q", tt.msg, tt.max, again, tt.want)
+			}
 			if !utf8.ValidString(got) {
 				t.Errorf("Sanitize(%q, %d): got invalid UTF-8 %q", tt.msg, tt.max, got)
 			}
@@ -196,4 +200,51 @@ func TestSanitize(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSanitizeMemoIsBounded: the results Sanitize remembers are kept per message and length,
+// never more than memoMax of them, and long messages are not kept at all.
+func TestSanitizeMemoIsBounded(t *testing.T) {
+	long := strings.Repeat("x ", memoMaxLen)
+	if got := Sanitize("Shoot c-1 is reconciled", 8); got != "Shoot c…" {
+		t.Errorf("cut to 8 runes: %q", got)
+	}
+	if got := Sanitize("Shoot c-1 is reconciled", 100); got != "Shoot c-1 is reconciled" {
+		t.Errorf("the same message with room: %q, want it whole, not the shorter one remembered", got)
+	}
+	for i := range 3 * memoMax {
+		msg := fmt.Sprintf("token=%d-secret", i)
+		if got := Sanitize(msg, 100); got != "token=[redacted]" {
+			t.Fatalf("Sanitize(%q) = %q", msg, got)
+		}
+	}
+	_ = Sanitize(long, 10)
+	memo.Lock()
+	defer memo.Unlock()
+	if n := len(memo.m); n == 0 || n > memoMax {
+		t.Errorf("the memo holds %d results, want some and at most %d", n, memoMax)
+	}
+	for k := range memo.m {
+		if len(k.msg) > memoMaxLen {
+			t.Errorf("the memo holds a message of %d bytes, want none over %d", len(k.msg), memoMaxLen)
+		}
+	}
+}
+
+// BenchmarkSanitize compares a message Sanitize has seen (a quiet fleet's re-checks sanitize
+// the same few) with one it has not (sanitize, without the memo).
+func BenchmarkSanitize(b *testing.B) {
+	const msg = "Shoot cluster has been successfully reconciled."
+	b.Run("remembered", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = Sanitize(msg, 1024)
+		}
+	})
+	b.Run("computed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = sanitize(msg, 1024)
+		}
+	})
 }
