@@ -277,7 +277,7 @@ func (o Options) gardenOptions(scheme *runtime.Scheme, guard func(http.RoundTrip
 // API server, and anything else through discovery. It maps their lists too, as discovery does:
 // the cache asks for the list's kind on every List from it (whether the list is namespaced),
 // and a static mapper without it answered with an error, after which the dynamic one looked the
-// kind up again; that was some 15 KB of garbage per re-check of a Runtime.
+// kind up again: about 17 KB of garbage per re-check of a Runtime in a 5,000-runtime profile.
 func controlPlaneRESTMapper(cfg *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
 	static := meta.NewDefaultRESTMapper([]schema.GroupVersion{infrav1.GroupVersion, corev1.SchemeGroupVersion})
 	for _, gvk := range []schema.GroupVersionKind{
