@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"crypto/sha256"
 	"regexp"
 	"strings"
 	"sync"
@@ -65,7 +66,7 @@ func Sanitize(msg string, maxRunes int) string {
 	if len(msg) > memoMaxLen {
 		return sanitize(msg, maxRunes)
 	}
-	key := memoKey{msg, maxRunes}
+	key := memoKey{sha256.Sum256([]byte(msg)), maxRunes}
 	memo.Lock()
 	out, ok := memo.m[key]
 	memo.Unlock()
@@ -86,7 +87,8 @@ func Sanitize(msg string, maxRunes int) string {
 // the same few messages again and again (Gardener's description of a reconciled shoot, a Ready
 // condition's message), and running the expressions above was most of what a call cost: about
 // 20 µs and a kilobyte of garbage each, more when the collector had emptied regexp's pools. It
-// keeps at most memoMax messages of at most memoMaxLen bytes, and starts over when full.
+// keeps the results for at most memoMax messages of at most memoMaxLen bytes, and starts over
+// when full. It keys by the message's digest, so it holds no unredacted text.
 var memo = struct {
 	sync.Mutex
 	m map[memoKey]string
@@ -98,7 +100,7 @@ const (
 )
 
 type memoKey struct {
-	msg      string
+	digest   [sha256.Size]byte
 	maxRunes int
 }
 
