@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
+	"github.com/runtime-ops/infrastructure-manager/internal/lazylog"
 	"github.com/runtime-ops/infrastructure-manager/internal/manager"
 )
 
@@ -35,7 +36,9 @@ func main() {
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	log := zap.New(zap.UseFlagOptions(&zapOpts))
+	// Loggers made per reconcile and per step hold their pairs until they log a line: a quiet
+	// re-check logs none.
+	log := lazylog.Wrap(zap.New(zap.UseFlagOptions(&zapOpts)))
 	ctrl.SetLogger(log)
 	// client-go logs through klog why it cannot reach an API server (its reflectors' list and
 	// watch errors, leader election): those lines go where the manager's own go.
