@@ -162,7 +162,7 @@ func (e *Engine[T]) Reconcile(ctx context.Context, obj T) ctrl.Result {
 	// recorded earlier (the rest of the engine's status reaches obj after each step).
 	obj.EngineStatus().RetryRequestedAt = st.RetryRequestedAt
 	for steps := 1; ; steps++ {
-		before := obj.EngineStatus().DeepCopy()
+		before := summaryOf(obj.EngineStatus())
 		log := log.WithValues("step", st.Step.Name)
 		d := e.run(ctrl.LoggerInto(ctx, log), obj, st, now)
 		if d.abandoned {
@@ -215,9 +215,32 @@ func stepConditions(fromStep, fromEngine []metav1.Condition) []metav1.Condition 
 	return out
 }
 
+// statusSummary is what logChange compares of the status before a step: a copy of these few
+// fields instead of the whole status, conditions and all, for every step of every call.
+type statusSummary struct {
+	State fsmv1.State
+	// Step is the step's name, empty when the status had none.
+	Step string
+	// Retry is set when the status had a retry record; LastFailure is then its last failure.
+	Retry       bool
+	LastFailure metav1.Time
+}
+
+// summaryOf summarizes s for logChange.
+func summaryOf(s *fsmv1.EngineStatus) statusSummary {
+	out := statusSummary{State: s.State}
+	if s.Step != nil {
+		out.Step = s.Step.Name
+	}
+	if s.Retry != nil {
+		out.Retry, out.LastFailure = true, s.Retry.LastFailure
+	}
+	return out
+}
+
 // logChange logs what one call changed: a step entered, a failure and its retry, a Failed
 // object, a recovery. Polls that change nothing log nothing.
-func logChange(log logr.Logger, before, after *fsmv1.EngineStatus) {
+func logChange(log logr.Logger, before statusSummary, after *fsmv1.EngineStatus) {
 	if after.State == fsmv1.StateFailed && before.State != fsmv1.StateFailed && after.Retry != nil {
 		r := after.Retry
 		log.Info("Failed: retries end here", "failedStep", r.Step, "class", r.Class, "reason", r.Reason,
@@ -227,11 +250,11 @@ func logChange(log logr.Logger, before, after *fsmv1.EngineStatus) {
 	if before.State == fsmv1.StateFailed && after.State != fsmv1.StateFailed {
 		log.Info("Recovered from Failed", "state", after.State)
 	}
-	if r := after.Retry; r != nil && r.NextRetryAt != nil && (before.Retry == nil || !before.Retry.LastFailure.Equal(&r.LastFailure)) {
+	if r := after.Retry; r != nil && r.NextRetryAt != nil && (!before.Retry || !before.LastFailure.Equal(&r.LastFailure)) {
 		log.Info("Step failed, retry scheduled", "failedStep", r.Step, "class", r.Class, "reason", r.Reason,
 			"attempt", r.Attempt, "limit", r.Limit, "nextRetry", r.NextRetryAt.Time, "message", r.Message)
 	}
-	if before.Step == nil || before.Step.Name != after.Step.Name {
+	if before.Step != after.Step.Name {
 		log.V(1).Info("Entered step", "next", after.Step.Name, "state", after.State)
 	}
 }
