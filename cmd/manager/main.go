@@ -51,14 +51,14 @@ func main() {
 	}
 	limit.apply()
 	log.Info("memory limit", "process", limit.process, "heap", limit.heap, "from", limit.source)
-	if err := run(ctrl.SetupSignalHandler(), *gardenKubeconfig, opts, limit); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), *gardenKubeconfig, opts); err != nil {
 		ctrl.Log.Error(err, "manager stopped")
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, gardenKubeconfig string, opts manager.Options, limit memoryLimit) error {
+func run(ctx context.Context, gardenKubeconfig string, opts manager.Options) error {
 	garden, err := loadGardenKubeconfig(gardenKubeconfig)
 	if err != nil {
 		return err
@@ -77,7 +77,6 @@ func run(ctx context.Context, gardenKubeconfig string, opts manager.Options, lim
 	}
 	ctrl.Log.Info("starting", "apiServer", cfg.Host, "gardener", garden.Host, "namespace", opts.Namespace)
 	go watchReachability(ctx, ctrl.Log, cfg.Host, probe, reachabilityInterval)
-	go limit.relaxAfterStart(ctx, mgr.GetCache().WaitForCacheSync, startSettle, ctrl.Log)
 	return startUntilStopped(ctx, mgr, opts.GracefulShutdownTimeout+shutdownMargin)
 }
 

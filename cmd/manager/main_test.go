@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 
 	"github.com/runtime-ops/infrastructure-manager/internal/kubeconfig"
@@ -201,13 +199,12 @@ func TestMemoryLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name, flag, self string
 		process, heap    int64
-		started          int64
 		source           string
 	}{
-		{name: "flag", flag: "150Mi", self: v1Self, process: 150 << 20, heap: 94 << 20, started: 94 << 20, source: "--memory-limit"},
-		{name: "small flag keeps half for the heap", flag: "64Mi", process: 64 << 20, heap: 32 << 20, started: 32 << 20, source: "--memory-limit"},
+		{name: "flag", flag: "150Mi", self: v1Self, process: 150 << 20, heap: 94 << 20, source: "--memory-limit"},
+		{name: "small flag keeps half for the heap", flag: "64Mi", process: 64 << 20, heap: 32 << 20, source: "--memory-limit"},
 		{name: "flag 0 is none", flag: "0", self: v1Self, source: "--memory-limit"},
-		{name: "own v1 cgroup", self: v1Self, process: 300 << 20, heap: 244 << 20, started: 260 << 20, source: filepath.Join(root, "memory/pod1/memory.limit_in_bytes")},
+		{name: "own v1 cgroup", self: v1Self, process: 300 << 20, heap: 244 << 20, source: filepath.Join(root, "memory/pod1/memory.limit_in_bytes")},
 		{name: "root v1 without a limit", self: "4:memory:/elsewhere\n", source: filepath.Join(root, "memory/memory.limit_in_bytes") + " (none)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,8 +212,8 @@ func TestMemoryLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.process != tc.process || got.heap != tc.heap || got.started != tc.started || got.source != tc.source {
-				t.Errorf("got %+v, want process %d heap %d (%d after the start) from %q", got, tc.process, tc.heap, tc.started, tc.source)
+			if got.process != tc.process || got.heap != tc.heap || got.source != tc.source {
+				t.Errorf("got %+v, want process %d heap %d from %q", got, tc.process, tc.heap, tc.source)
 			}
 		})
 	}
@@ -227,15 +224,8 @@ func TestMemoryLimit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.process != 200<<20 || got.heap != 144<<20 || got.started != 160<<20 {
-			t.Errorf("got %+v, want the v2 limit of 200Mi, a heap of 144Mi and 160Mi after the start", got)
-		}
-	})
-	t.Run("a small cgroup keeps half for the heap after the start too", func(t *testing.T) {
-		write("pod5/memory.max", fmt.Sprint(64<<20))
-		got, err := resolveMemoryLimit("", noEnv, root, "0::/pod5\n")
-		if err != nil || got.heap != 32<<20 || got.started != 32<<20 {
-			t.Errorf("got %+v, %v; want a heap of 32Mi before and after the start", got, err)
+		if got.process != 200<<20 {
+			t.Errorf("got %+v, want the v2 limit of 200Mi", got)
 		}
 	})
 	t.Run("v2 max is none", func(t *testing.T) {
@@ -260,42 +250,5 @@ func TestMemoryLimit(t *testing.T) {
 	write("pod4/memory.max", "lots")
 	if _, err := resolveMemoryLimit("", noEnv, root, "0::/pod4\n"); err == nil || !strings.Contains(err.Error(), "pod4/memory.max") {
 		t.Errorf("an unreadable cgroup limit: error %v, want one naming the file", err)
-	}
-}
-
-// TestRelaxAfterStart: a cgroup's soft limit grows to the one after the start once the caches
-// synced and the start settled; a limit without a smaller reserve after the start, caches that
-// never synced, or a manager that stops first leave it as it is.
-func TestRelaxAfterStart(t *testing.T) {
-	before := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetMemoryLimit(before) })
-	cgroup := memoryLimit{process: 150 << 20, heap: 94 << 20, started: 110 << 20, source: "memory.max"}
-	synced := func(context.Context) bool { return true }
-	log := logr.Discard()
-
-	debug.SetMemoryLimit(cgroup.heap)
-	if got := cgroup.relaxAfterStart(context.Background(), synced, 0, log); got != 110<<20 {
-		t.Errorf("cgroup: set %d, want %d", got, 110<<20)
-	}
-	if got := debug.SetMemoryLimit(-1); got != 110<<20 {
-		t.Errorf("cgroup: Go's soft limit is %d after the start, want %d", got, 110<<20)
-	}
-
-	debug.SetMemoryLimit(94 << 20)
-	flag := memoryLimit{process: 150 << 20, heap: 94 << 20, started: 94 << 20, source: "--memory-limit"}
-	if got := flag.relaxAfterStart(context.Background(), synced, 0, log); got != 0 {
-		t.Errorf("--memory-limit: set %d, want nothing", got)
-	}
-	never := func(context.Context) bool { return false }
-	if got := cgroup.relaxAfterStart(context.Background(), never, 0, log); got != 0 {
-		t.Errorf("caches never synced: set %d, want nothing", got)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if got := cgroup.relaxAfterStart(ctx, synced, time.Hour, log); got != 0 {
-		t.Errorf("stopped while the start settled: set %d, want nothing", got)
-	}
-	if got := debug.SetMemoryLimit(-1); got != 94<<20 {
-		t.Errorf("Go's soft limit is %d, want %d left alone", got, 94<<20)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,9 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -30,23 +27,8 @@ import (
 // smaller reserve in a container: the start touches far more of the executable (42 MiB of file
 // pages resident 15 s after it). With 32 MiB reserved at 5,000 Runtimes in a 150 MiB cgroup,
 // the start ran at half speed (the Runtime cache filled in 22 s instead of 11) and /metrics did
-// not answer within 10 s, as when the kernel drops pages a process still uses. So in a cgroup the
-// reserve shrinks only once the start is over (startedReserve).
+// not answer within 10 s, as when the kernel drops pages a process still uses.
 const executableReserve = 56 << 20
-
-// startedReserve is the reserve in a memory cgroup once the start is over (startSettle after the
-// caches synced). The process then touches only the executable's pages that a re-check, a watch
-// event and a scrape run, and the kernel keeps those: 16 to 17 MiB at 5,000 Runtimes in a 150 MiB
-// cgroup. With 56 MiB reserved there, the fleet's caches filled the soft limit, and the collector
-// ran without pause; 40 MiB leaves it 16 MiB more to collect in, and leaves the kernel room for
-// twice the pages the process kept. Under --memory-limit alone nothing makes the kernel drop the
-// executable's pages, so the reserve stays executableReserve.
-const startedReserve = 40 << 20
-
-// startSettle is how long after the caches synced the start counts as over: the first lists
-// are decoded, each watched kubeconfig is parsed, and every GardenerCluster has been reconciled
-// once.
-const startSettle = 2 * time.Minute
 
 // cgroupFiles are the files that may hold the memory limit of the process's cgroup, given
 // /proc/self/cgroup: the cgroup's own file first, then the root's, which is the container's own
@@ -80,11 +62,8 @@ type memoryLimit struct {
 	process int64
 	// heap is the Go runtime's soft limit (debug.SetMemoryLimit) derived from it; zero means
 	// none.
-	heap int64
-	// started is the soft limit once the start is over (relaxAfterStart); the same as heap but
-	// for a cgroup's limit.
-	started int64
-	source  string
+	heap   int64
+	source string
 }
 
 // resolveMemoryLimit finds the process's memory limit: --memory-limit (flag, empty when not
@@ -127,9 +106,7 @@ func resolveMemoryLimit(flagValue string, lookup func(string) (string, bool), cg
 		if n >= noCgroupLimit {
 			return memoryLimit{source: path + " (none)"}, nil
 		}
-		l := derived(n, path)
-		l.started = max(n-startedReserve, l.heap)
-		return l, nil
+		return derived(n, path), nil
 	}
 	return memoryLimit{source: "no cgroup memory limit"}, nil
 }
@@ -139,8 +116,7 @@ func derived(limit int64, source string) memoryLimit {
 	if limit == 0 {
 		return memoryLimit{source: source}
 	}
-	heap := max(limit-executableReserve, limit/2)
-	return memoryLimit{process: limit, heap: heap, started: heap, source: source}
+	return memoryLimit{process: limit, heap: max(limit-executableReserve, limit/2), source: source}
 }
 
 // apply sets the Go runtime's soft limit, unless GOMEMLIMIT has set it already or there is none.
@@ -148,24 +124,4 @@ func (l memoryLimit) apply() {
 	if l.process > 0 {
 		debug.SetMemoryLimit(l.heap)
 	}
-}
-
-// relaxAfterStart sets the soft limit to the one after the start (started), startSettle after
-// synced reports the caches synced, unless ctx ends first or synced reports false (the manager
-// stopped before its caches synced). It returns the limit it set, zero when it set none.
-func (l memoryLimit) relaxAfterStart(ctx context.Context, synced func(context.Context) bool, settle time.Duration, log logr.Logger) int64 {
-	if l.process == 0 || l.started <= l.heap {
-		return 0
-	}
-	if !synced(ctx) {
-		return 0
-	}
-	select {
-	case <-ctx.Done():
-		return 0
-	case <-time.After(settle):
-	}
-	debug.SetMemoryLimit(l.started)
-	log.Info("memory limit after the start", "process", l.process, "heap", l.started, "from", l.source)
-	return l.started
 }
