@@ -14,12 +14,18 @@ const lastApplied = corev1.LastAppliedConfigAnnotation
 
 // Transform is the transform of the cache of the Gardener project (shoots and their
 // structured-auth ConfigMaps). A shoot keeps what the steps and the shoot watch read
-// (gardener.TrimShoot). A ConfigMap's data is kept once for all that hold the same.
+// (gardener.TrimShoot), in its stored form (storedShoot): a read through the cache gets a
+// Shoot, an event handler of the shoot informer converts it (ShootEvents). A ConfigMap's data
+// is kept once for all that hold the same.
 func Transform(obj any) (any, error) {
-	if shoot, ok := obj.(*gardencorev1beta1.Shoot); ok {
-		// Trimmed first, so that its labels and annotations are copied into maps of the size
-		// that is left.
-		gardener.TrimShoot(shoot)
+	switch o := obj.(type) {
+	case *gardencorev1beta1.Shoot:
+		// Trimmed first, so that the metadata's strings are shared only for what is kept.
+		CompactMeta(gardener.TrimShoot(o))
+		return storeShoot(o), nil
+	case *storedShoot:
+		// Transformed already: client-go may pass an object to the transform again.
+		return o, nil
 	}
 	CompactMeta(obj)
 	switch o := obj.(type) {

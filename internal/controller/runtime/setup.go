@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardener"
 	"github.com/runtime-ops/infrastructure-manager/internal/shadow"
 	"github.com/runtime-ops/infrastructure-manager/pkg/fsm"
@@ -84,7 +85,8 @@ func Setup(mgr ctrl.Manager, garden cluster.Cluster, cfg Config, opts ...fsm.Opt
 			})))
 	}
 	if !cfg.UnwatchedShoots {
-		b = b.WatchesRawSource(source.Kind(garden.GetCache(), &gardencorev1beta1.Shoot{}, shootEvents(cmp.Or(cfg.ShootProgressRefresh, DefaultShootProgressRefresh), cfg.Namespace)))
+		b = b.WatchesRawSource(source.Kind(garden.GetCache(), client.Object(&gardencorev1beta1.Shoot{}),
+			gardenclient.ShootEvents(shootEvents(cmp.Or(cfg.ShootProgressRefresh, DefaultShootProgressRefresh), cfg.Namespace))))
 	}
 	r := onePassReads(fsm.NewReconciler(cfg.Client, engine, func() *infrav1.Runtime { return &infrav1.Runtime{} },
 		fsm.WithAPIReader(mgr.GetAPIReader())))
