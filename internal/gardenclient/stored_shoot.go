@@ -26,7 +26,8 @@ import (
 // (DeepCopyObject) is the *gardencorev1beta1.Shoot it was made from, so a Get or List of shoots
 // through the cache gets exactly what the trim left. Event handlers of the shoot informer get
 // the stored form and convert it with ShootOf (ShootEvents does so). Nothing changes a
-// storedShoot after the transform made it.
+// storedShoot after the transform made it. A read with client.UnsafeDisableDeepCopy gets the
+// stored form itself, which is no Shoot: the cache refuses it with an error naming both types.
 type storedShoot struct {
 	// ObjectMeta is the shoot's metadata without labels and annotations.
 	metav1.ObjectMeta
@@ -73,7 +74,7 @@ func storeShoot(shoot *gardencorev1beta1.Shoot) *storedShoot {
 // shoot builds the Shoot s was made from, sharing nothing with s.
 func (s *storedShoot) shoot() *gardencorev1beta1.Shoot {
 	out := &gardencorev1beta1.Shoot{}
-	s.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	s.DeepCopyInto(&out.ObjectMeta) // ObjectMeta's: a storedShoot has no DeepCopyInto of its own
 	out.Labels, out.Annotations = mapOf(s.labels), mapOf(s.annotations)
 	spec := &out.Spec
 	spec.SeedName = copyPtr(s.seedName)

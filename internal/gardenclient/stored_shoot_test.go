@@ -31,7 +31,7 @@ func randomShoots(t *testing.T, n int) []*gardencorev1beta1.Shoot {
 				r.Raw = []byte(`{"kind":"` + c.String(8) + `"}`)
 			}
 		},
-		func(q *resource.Quantity, c randfill.Continue) { *q = resource.MustParse("20Gi") },
+		func(q *resource.Quantity, _ randfill.Continue) { *q = resource.MustParse("20Gi") },
 		func(m *map[string]string, c randfill.Continue) {
 			*m = map[string]string{}
 			for range c.Intn(20) {
