@@ -99,7 +99,12 @@ func (s *storedShoot) shoot() *gardencorev1beta1.Shoot {
 		}
 	}
 	st.ObservedGeneration = s.observedGeneration
-	st.AdvertisedAddresses = slices.Clone(s.advertisedAddresses)
+	if s.advertisedAddresses != nil {
+		st.AdvertisedAddresses = make([]gardencorev1beta1.ShootAdvertisedAddress, len(s.advertisedAddresses))
+		for i := range s.advertisedAddresses {
+			s.advertisedAddresses[i].DeepCopyInto(&st.AdvertisedAddresses[i])
+		}
+	}
 	return out
 }
 

@@ -151,6 +151,9 @@ func scribble(shoot *gardencorev1beta1.Shoot) {
 	}
 	for i := range shoot.Status.AdvertisedAddresses {
 		shoot.Status.AdvertisedAddresses[i].URL = "changed"
+		if a := shoot.Status.AdvertisedAddresses[i].Application; a != nil {
+			*a = "changed"
+		}
 	}
 }
 
