@@ -160,8 +160,8 @@ func TestBench(t *testing.T) {
 		t.Logf("P4 %-22s N=%d window %s: re-checks %d, peak RSS %.0f MiB (high-water mark %.0f MiB), CPU %.2f s/min, Gardener %d (writes %d: %s), runtime clusters %d reads %d writes, control plane %d reads %d writes (%s)",
 			pol, got.n, got.window, got.rechecks, mib(got.peakRSS), mib(got.hwm), got.cpuPerMinute, got.gardener.total, got.gardener.writes,
 			countsText(got.gardenerByKind), got.runtimeReads, got.runtimeWrites, got.cpReads, got.cpWrite, countsText(got.clientByMethod))
-		t.Logf("P4 %-22s memory at the window's end: Go runtime holds %.1f MiB of %.1f MiB anonymous, live heap %.1f MiB after a forced collection, next collection at %.1f MiB",
-			pol, mib(got.atEnd.held()), mib(got.atEndAnon), mib(got.liveHeap), mib(got.atEnd.NextGC))
+		t.Logf("P4 %-22s memory at the window's end: Go runtime holds %.1f MiB of %.1f MiB anonymous (%s), live heap %.1f MiB after a forced collection, next collection at %.1f MiB",
+			pol, mib(got.atEnd.held()), mib(got.atEndAnon), got.atEnd.heldText(), mib(got.liveHeap), mib(got.atEnd.NextGC))
 		t.Logf("P4 %-22s scrapes of /metrics from the start: %d, the last %d bytes", pol, got.scrapes.count, got.scrapes.size)
 		if c := got.container; c != nil {
 			t.Logf("P4 %-22s in a cgroup limited to %.0f MiB: window end usage %.1f MiB (working set %.1f), peak %.1f MiB; limit met %d times before the window and %d in it; OOM kills %d; major faults %d before the window, %d in it",

@@ -274,10 +274,32 @@ type goMemory struct {
 	Sys, HeapReleased int64
 	// NextGC is the heap size at which the next collection ends.
 	NextGC int64
+	// HeapInuse is the heap's spans that hold objects, HeapIdle those that hold none (the
+	// released ones among them).
+	HeapInuse, HeapIdle int64
+	// The memory beside the heap, as mapped: goroutine stacks, the runtime's span structures
+	// (MSpan and MCache), the collector's metadata (GCSys), the profiler's buckets and the
+	// rest of the runtime's own (OtherSys).
+	StackSys, MSpanSys, MCacheSys, GCSys, BuckHashSys, OtherSys int64
 }
 
 // held is the memory the runtime holds: what its memory limit bounds.
 func (g goMemory) held() int64 { return g.Sys - g.HeapReleased }
+
+// heldParts splits held into its parts, which add up to it: the heap's objects (live and not
+// yet swept), the unused room in spans that hold objects, free spans not returned to the
+// kernel, stacks, the collector's metadata, and the rest of the runtime's own.
+func (g goMemory) heldParts() (objects, spanRoom, free, stacks, gc, other int64) {
+	return g.HeapAlloc, g.HeapInuse - g.HeapAlloc, g.HeapIdle - g.HeapReleased, g.StackSys, g.GCSys,
+		g.MSpanSys + g.MCacheSys + g.BuckHashSys + g.OtherSys
+}
+
+// heldText is heldParts in words, in MiB.
+func (g goMemory) heldText() string {
+	objects, room, free, stacks, gc, other := g.heldParts()
+	return fmt.Sprintf("heap objects %.1f, room in their spans %.1f, free spans kept %.1f, stacks %.1f, collector metadata %.1f, other runtime structures %.1f",
+		mib(objects), mib(room), mib(free), mib(stacks), mib(gc), mib(other))
+}
 
 // goMemory reads the Go runtime's memory statistics of the manager; collect runs a collection
 // first, so that HeapAlloc is the live heap.
@@ -293,15 +315,23 @@ func (m *managerProc) goMemory(ctx context.Context, collect bool) (goMemory, err
 	return parseMemStats(string(body))
 }
 
-// parseMemStats reads the "# Name = value" lines that close a debug=1 heap profile.
+// parseMemStats reads the "# Name = value" lines that close a debug=1 heap profile. Of the
+// lines that print "in use / mapped" (Stack, MSpan, MCache), it keeps what is mapped.
 func parseMemStats(text string) (goMemory, error) {
 	var g goMemory
-	want := map[string]*int64{"HeapAlloc": &g.HeapAlloc, "Sys": &g.Sys, "HeapReleased": &g.HeapReleased, "NextGC": &g.NextGC}
+	want := map[string]*int64{
+		"HeapAlloc": &g.HeapAlloc, "Sys": &g.Sys, "HeapReleased": &g.HeapReleased, "NextGC": &g.NextGC,
+		"HeapInuse": &g.HeapInuse, "HeapIdle": &g.HeapIdle, "Stack": &g.StackSys, "MSpan": &g.MSpanSys,
+		"MCache": &g.MCacheSys, "GCSys": &g.GCSys, "BuckHashSys": &g.BuckHashSys, "OtherSys": &g.OtherSys,
+	}
 	found := 0
 	for _, line := range strings.Split(text, "\n") {
 		name, value, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
 		if !ok || want[name] == nil {
 			continue
+		}
+		if _, mapped, pair := strings.Cut(value, " / "); pair {
+			value = mapped
 		}
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil {

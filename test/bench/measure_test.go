@@ -66,6 +66,7 @@ var profileTitles = []struct{ file, title, args string }{
 	{"p1-*-cpu.pb.gz", "CPU during P1 (the largest run of this manager)", "-top -nodecount=15"},
 	{"p4-cpu.pb.gz", "CPU during the P4 window", "-top -nodecount=15"},
 	{"p4-heap.pb.gz", "Heap in use at the end of the P4 window", "-top -nodecount=15 -sample_index=inuse_space"},
+	{"p4-allocs.pb.gz", "Allocations in the first minute of the P4 window", "-top -nodecount=15 -sample_index=alloc_space"},
 }
 
 // summarizeProfiles runs go tool pprof -top on each profile the run took; a profile it cannot

@@ -191,13 +191,19 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 		return res, err
 	}
 	start := time.Now()
-	profDone := make(chan error, 1)
+	profDone := make(chan error, 2)
 	if prof {
 		secs := int(min(p.P4Window, time.Minute).Seconds())
 		go func() {
 			profDone <- m.profileTo(ctx, fmt.Sprintf("profile?seconds=%d", secs), filepath.Join(profileDir(s.dir), "p4-cpu.pb.gz"), time.Duration(secs+30)*time.Second)
 		}()
+		// The heap endpoint with seconds answers with what was allocated in those seconds:
+		// what keeps the collector busy.
+		go func() {
+			profDone <- m.profileTo(ctx, fmt.Sprintf("heap?seconds=%d", secs), filepath.Join(profileDir(s.dir), "p4-allocs.pb.gz"), time.Duration(secs+30)*time.Second)
+		}()
 	} else {
+		profDone <- nil
 		profDone <- nil
 	}
 	res.peakRSS, res.peakAnon, res.peakFile = u0.rss, u0.anon, u0.file
@@ -290,8 +296,10 @@ func (s *suite) runP4(ctx context.Context, p profile, r run, n int, prof bool) (
 			return res, fmt.Errorf("heap profile: %w", err)
 		}
 	}
-	if err := <-profDone; err != nil {
-		return res, fmt.Errorf("CPU profile: %w", err)
+	for range 2 {
+		if err := <-profDone; err != nil {
+			return res, fmt.Errorf("profile of the window: %w", err)
+		}
 	}
 	res.notReady = n - t.readyNow()
 	return res, nil

@@ -237,11 +237,11 @@ func writeP4(w func(string, ...any), res *results) {
 		w("- %s: Gardener %s; the manager's clients %s.", r.policy, countsText(r.gardenerByKind), countsText(r.clientByMethod))
 	}
 	w("")
-	w("Memory at each window's end, as the Go runtime counts it (`runtime.MemStats` from pprof's heap endpoint): what the runtime holds (mapped and not returned to the kernel: what a memory limit bounds) beside the anonymous memory the kernel counted at that moment, and the live heap a forced collection left right after.")
+	w("Memory at each window's end, as the Go runtime counts it (`runtime.MemStats` from pprof's heap endpoint): what the runtime holds (mapped and not returned to the kernel: what a memory limit bounds) beside the anonymous memory the kernel counted at that moment, its parts in MiB, and the live heap a forced collection left right after.")
 	w("")
 	for _, r := range res.p4 {
-		w("- %s: the runtime held %.1f MiB of %.1f MiB anonymous; live heap %.1f MiB; next collection at %.1f MiB.", r.policy,
-			mib(r.atEnd.held()), mib(r.atEndAnon), mib(r.liveHeap), mib(r.atEnd.NextGC))
+		w("- %s: the runtime held %.1f MiB of %.1f MiB anonymous (%s); live heap %.1f MiB; next collection at %.1f MiB.", r.policy,
+			mib(r.atEnd.held()), mib(r.atEndAnon), r.atEnd.heldText(), mib(r.liveHeap), mib(r.atEnd.NextGC))
 	}
 	w("")
 	w("The first interval of each process, from its start to the window: the cache's first lists, and the first re-check of every Runtime, which reads the shoot from Gardener. The window above holds none of these.")
