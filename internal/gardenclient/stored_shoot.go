@@ -2,7 +2,6 @@ package gardenclient
 
 import (
 	"context"
-	"maps"
 	"slices"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -14,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/runtime-ops/infrastructure-manager/internal/intern"
 )
 
 // storedShoot is a shoot as the garden cache keeps it: what gardener.TrimShoot leaves of it, in
@@ -32,7 +33,7 @@ type storedShoot struct {
 	// ObjectMeta is the shoot's metadata without labels and annotations.
 	metav1.ObjectMeta
 	// labels and annotations are the shoot's, as key, value, key, value, ... sorted by key.
-	labels, annotations []string
+	labels, annotations intern.Pairs
 
 	seedName             *string
 	providerType         string
@@ -51,8 +52,8 @@ type storedShoot struct {
 func storeShoot(shoot *gardencorev1beta1.Shoot) *storedShoot {
 	s := &storedShoot{
 		ObjectMeta:           shoot.ObjectMeta,
-		labels:               pairsOf(shoot.Labels),
-		annotations:          pairsOf(shoot.Annotations),
+		labels:               intern.PairsOf(shoot.Labels),
+		annotations:          intern.PairsOf(shoot.Annotations),
 		seedName:             shoot.Spec.SeedName,
 		providerType:         shoot.Spec.Provider.Type,
 		infrastructureConfig: shoot.Spec.Provider.InfrastructureConfig,
@@ -75,7 +76,7 @@ func storeShoot(shoot *gardencorev1beta1.Shoot) *storedShoot {
 func (s *storedShoot) shoot() *gardencorev1beta1.Shoot {
 	out := &gardencorev1beta1.Shoot{}
 	s.DeepCopyInto(&out.ObjectMeta) // ObjectMeta's: a storedShoot has no DeepCopyInto of its own
-	out.Labels, out.Annotations = mapOf(s.labels), mapOf(s.annotations)
+	out.Labels, out.Annotations = s.labels.Map(), s.annotations.Map()
 	spec := &out.Spec
 	spec.SeedName = copyPtr(s.seedName)
 	spec.Provider.Type = s.providerType
@@ -117,35 +118,10 @@ func (s *storedShoot) GetObjectKind() schema.ObjectKind { return schema.EmptyObj
 // GetLabels and GetAnnotations return new maps of the shoot's labels and annotations (a label
 // selector of a List through the cache reads them); SetLabels and SetAnnotations keep m's
 // entries. They hide ObjectMeta's, which holds neither.
-func (s *storedShoot) GetLabels() map[string]string       { return mapOf(s.labels) }
-func (s *storedShoot) GetAnnotations() map[string]string  { return mapOf(s.annotations) }
-func (s *storedShoot) SetLabels(m map[string]string)      { s.labels = pairsOf(m) }
-func (s *storedShoot) SetAnnotations(m map[string]string) { s.annotations = pairsOf(m) }
-
-// pairsOf returns the entries of m as key, value, key, value, ... sorted by key; nil when m is
-// empty.
-func pairsOf(m map[string]string) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make([]string, 0, 2*len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, k, m[k])
-	}
-	return out
-}
-
-// mapOf is pairsOf reversed: a new map, nil when there are no pairs.
-func mapOf(pairs []string) map[string]string {
-	if len(pairs) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(pairs)/2)
-	for i := 0; i+1 < len(pairs); i += 2 {
-		out[pairs[i]] = pairs[i+1]
-	}
-	return out
-}
+func (s *storedShoot) GetLabels() map[string]string       { return s.labels.Map() }
+func (s *storedShoot) GetAnnotations() map[string]string  { return s.annotations.Map() }
+func (s *storedShoot) SetLabels(m map[string]string)      { s.labels = intern.PairsOf(m) }
+func (s *storedShoot) SetAnnotations(m map[string]string) { s.annotations = intern.PairsOf(m) }
 
 func copyPtr[T any](p *T) *T {
 	if p == nil {

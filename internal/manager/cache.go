@@ -14,7 +14,14 @@ import (
 // last apply, and together they are often as large as the rest of the object. The settings of
 // a spec, the conditions' types and reasons and the messages that name no runtime repeat across
 // the fleet: each is kept once (package intern).
+//
+// A GardenerCluster is kept in a stored form of its own (storedCluster): a read through the
+// cache gets a GardenerCluster, an event handler of its informer the stored form.
 func ControlPlaneTransform(obj any) (any, error) {
+	if s, ok := obj.(*storedCluster); ok {
+		// Transformed already: client-go may pass an object to the transform again.
+		return s, nil
+	}
 	gardenclient.CompactMeta(obj)
 	switch o := obj.(type) {
 	case *infrav1.Runtime:
@@ -39,6 +46,7 @@ func ControlPlaneTransform(obj any) (any, error) {
 	case *infrav1.GardenerCluster:
 		intern.Strings(&o.Spec)
 		o.Status.Conditions = intern.Conditions(o.Status.Conditions, o.Name, o.Spec.Shoot.Name)
+		return storeCluster(o), nil
 	}
 	return obj, nil
 }

@@ -15,17 +15,21 @@ import (
 // cachedFleet is the fleetSource of a manager: the Runtimes and GardenerClusters its cache holds.
 type cachedFleet struct {
 	runtimes *cachedObjects[*infrav1.Runtime]
-	clusters *cachedObjects[*infrav1.GardenerCluster]
+	// clusters are the GardenerClusters in the form the cache stores them (storedCluster).
+	clusters *cachedObjects[*storedCluster]
 }
 
 // watchFleet follows the informers of the Runtimes and GardenerClusters in informers. It
 // starts none: the cache starts them with the manager.
 func watchFleet(ctx context.Context, informers cache.Informers) (cachedFleet, error) {
-	runtimes, err := watchCached(ctx, informers, &infrav1.Runtime{})
+	runtimes, err := watchCached(ctx, informers, &infrav1.Runtime{}, func(obj any) (*infrav1.Runtime, bool) {
+		rt, ok := obj.(*infrav1.Runtime)
+		return rt, ok
+	})
 	if err != nil {
 		return cachedFleet{}, err
 	}
-	clusters, err := watchCached(ctx, informers, &infrav1.GardenerCluster{})
+	clusters, err := watchCached(ctx, informers, &infrav1.GardenerCluster{}, clusterOf)
 	if err != nil {
 		return cachedFleet{}, err
 	}
@@ -36,7 +40,7 @@ func watchFleet(ctx context.Context, informers cache.Informers) (cachedFleet, er
 func (f cachedFleet) Runtimes() ([]*infrav1.Runtime, bool) { return f.runtimes.list() }
 
 // Clusters implements fleetSource.
-func (f cachedFleet) Clusters() ([]*infrav1.GardenerCluster, bool) { return f.clusters.list() }
+func (f cachedFleet) Clusters() ([]*storedCluster, bool) { return f.clusters.list() }
 
 // cachedObjects keeps a pointer to each object of one kind that an informer holds. A List from
 // the cache, even one that makes no deep copies, copies every object into its items: 6 MB at
@@ -46,29 +50,32 @@ type cachedObjects[T client.Object] struct {
 	mu      sync.Mutex
 	objects map[client.ObjectKey]T
 	synced  func() bool
+	// of is the T an object of the informer is, false for an object of another kind.
+	of func(any) (T, bool)
 }
 
-// watchCached follows the informer of obj's kind in informers.
-func watchCached[T client.Object](ctx context.Context, informers cache.Informers, obj T) (*cachedObjects[T], error) {
-	informer, err := informers.GetInformer(ctx, obj)
+// watchCached follows the informer of kind's kind in informers; of reads each of its objects
+// as a T: the kind's type, or the form the cache's transform stores it in.
+func watchCached[T client.Object](ctx context.Context, informers cache.Informers, kind client.Object, of func(any) (T, bool)) (*cachedObjects[T], error) {
+	informer, err := informers.GetInformer(ctx, kind)
 	if err != nil {
-		return nil, fmt.Errorf("informer of %T: %w", obj, err)
+		return nil, fmt.Errorf("informer of %T: %w", kind, err)
 	}
-	c := &cachedObjects[T]{objects: map[client.ObjectKey]T{}}
+	c := &cachedObjects[T]{objects: map[client.ObjectKey]T{}, of: of}
 	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    c.put,
 		UpdateFunc: func(_, obj any) { c.put(obj) },
 		DeleteFunc: c.remove,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("follow the informer of %T: %w", obj, err)
+		return nil, fmt.Errorf("follow the informer of %T: %w", kind, err)
 	}
 	c.synced = reg.HasSynced
 	return c, nil
 }
 
 func (c *cachedObjects[T]) put(obj any) {
-	o, ok := obj.(T)
+	o, ok := c.of(obj)
 	if !ok {
 		return
 	}
@@ -81,7 +88,7 @@ func (c *cachedObjects[T]) remove(obj any) {
 	if gone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = gone.Obj
 	}
-	o, ok := obj.(T)
+	o, ok := c.of(obj)
 	if !ok {
 		return
 	}

@@ -36,11 +36,12 @@ type fleetMetrics struct {
 	runtimeState, clusterState, upstream fleetGauge
 }
 
-// fleetSource hands a scrape the cached Runtimes and GardenerClusters themselves: the scrape
-// only reads them. ok is false while the cache has not synced.
+// fleetSource hands a scrape the cached Runtimes and GardenerClusters themselves, the latter in
+// the cache's stored form: the scrape only reads them. ok is false while the cache has not
+// synced.
 type fleetSource interface {
 	Runtimes() (runtimes []*infrav1.Runtime, ok bool)
-	Clusters() (clusters []*infrav1.GardenerCluster, ok bool)
+	Clusters() (clusters []*storedCluster, ok bool)
 }
 
 func newFleetMetrics(fleet fleetSource, m *metrics.Metrics, lifetime time.Duration, rotateAfter float64) *fleetMetrics {
@@ -85,8 +86,8 @@ func (m *fleetMetrics) Collect(ch chan<- prometheus.Metric) {
 	rotation := strconv.FormatFloat(m.rotation.Seconds(), 'G', -1, 64)
 	lifetime := strconv.FormatFloat(m.lifetime.Seconds(), 'G', -1, 64)
 	for _, gc := range clusters {
-		id, shoot := gc.Labels[infrav1.LabelRuntimeID], gc.Spec.Shoot.Name
-		exp := gc.Status.KubeconfigExpiresAt
+		id, shoot := gc.label(infrav1.LabelRuntimeID), gc.spec.Shoot.Name
+		exp := gc.status.KubeconfigExpiresAt
 		if exp != nil {
 			// The controller sets it when it stores a kubeconfig, and when it finds one stored
 			// (a takeover): it is the expiry of the kubeconfig in the Secret.
@@ -99,10 +100,10 @@ func (m *fleetMetrics) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		reason := ""
-		if len(gc.Status.Conditions) > 0 {
-			reason = gc.Status.Conditions[0].Reason
+		if len(gc.status.Conditions) > 0 {
+			reason = gc.status.Conditions[0].Reason
 		}
-		s.gauge(&m.clusterState, 1, id, shoot, string(gc.Status.State), reason)
+		s.gauge(&m.clusterState, 1, id, shoot, string(gc.status.State), reason)
 		if exp != nil {
 			epoch := exp.Unix()
 			s.gauge(&m.upstream, float64(epoch), id, shoot, strconv.FormatInt(epoch, 10), rotation, lifetime)

@@ -250,7 +250,7 @@ func BenchmarkFleetMetricsScrape(b *testing.B) {
 		gc.Status.State = infrav1.StateReady
 		gc.Status.Conditions = rt.Status.Conditions
 		gc.Status.KubeconfigExpiresAt = &expires
-		fleet.runtimes, fleet.clusters = append(fleet.runtimes, rt), append(fleet.clusters, gc)
+		fleet.runtimes, fleet.clusters = append(fleet.runtimes, rt), append(fleet.clusters, storeCluster(gc))
 	}
 	handler := promhttp.HandlerFor(collecting(b, fleet), promhttp.HandlerOpts{})
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
@@ -272,16 +272,18 @@ func BenchmarkFleetMetricsScrape(b *testing.B) {
 // of the same objects at each scrape.
 type fixedFleet struct {
 	runtimes []*infrav1.Runtime
-	clusters []*infrav1.GardenerCluster
+	clusters []*storedCluster
 }
 
 func (f *fixedFleet) Runtimes() ([]*infrav1.Runtime, bool) { return slices.Clone(f.runtimes), true }
 
-func (f *fixedFleet) Clusters() ([]*infrav1.GardenerCluster, bool) {
+func (f *fixedFleet) Clusters() ([]*storedCluster, bool) {
 	return slices.Clone(f.clusters), true
 }
 
-// fleetOf returns synced fake informers that hold objs, and the fleet that follows them.
+// fleetOf returns synced fake informers that hold objs as the manager's cache holds them (after
+// its transform, which keeps a Runtime itself and a GardenerCluster in its stored form), and
+// the fleet that follows them.
 func fleetOf(t *testing.T, objs ...client.Object) (*informertest.FakeInformers, cachedFleet) {
 	t.Helper()
 	ctx := context.Background()
@@ -295,7 +297,11 @@ func fleetOf(t *testing.T, objs ...client.Object) (*informertest.FakeInformers, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		informer.Add(obj)
+		cached, err := ControlPlaneTransform(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		informer.Add(cached.(client.Object))
 	}
 	return informers, fleet
 }
