@@ -4,6 +4,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/gardenclient"
 	"github.com/runtime-ops/infrastructure-manager/internal/intern"
 	fsmv1 "github.com/runtime-ops/infrastructure-manager/pkg/fsm/api/v1"
@@ -15,12 +16,14 @@ import (
 // a spec, the conditions' types and reasons and the messages that name no runtime repeat across
 // the fleet: each is kept once (package intern).
 //
-// A GardenerCluster is kept in a stored form of its own (storedCluster): a read through the
-// cache gets a GardenerCluster, an event handler of its informer the stored form.
+// Runtimes and GardenerClusters are kept in stored forms of their own (runtimectrl.StoredRuntime,
+// storedCluster): a read through the cache gets a Runtime or a GardenerCluster, an event
+// handler of their informers the stored form.
 func ControlPlaneTransform(obj any) (any, error) {
-	if s, ok := obj.(*storedCluster); ok {
+	switch obj.(type) {
+	case *runtimectrl.StoredRuntime, *storedCluster:
 		// Transformed already: client-go may pass an object to the transform again.
-		return s, nil
+		return obj, nil
 	}
 	gardenclient.CompactMeta(obj)
 	switch o := obj.(type) {
@@ -43,6 +46,7 @@ func ControlPlaneTransform(obj any) (any, error) {
 		if g := st.Gardener; g != nil && g.LastOperation != nil {
 			intern.Strings(g.LastOperation)
 		}
+		return runtimectrl.StoreRuntime(o), nil
 	case *infrav1.GardenerCluster:
 		intern.Strings(&o.Spec)
 		o.Status.Conditions = intern.Conditions(o.Status.Conditions, o.Name, o.Spec.Shoot.Name)

@@ -10,11 +10,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 )
 
 // cachedFleet is the fleetSource of a manager: the Runtimes and GardenerClusters its cache holds.
 type cachedFleet struct {
-	runtimes *cachedObjects[*infrav1.Runtime]
+	// runtimes are the Runtimes in the form the cache stores them (runtimectrl.StoredRuntime).
+	runtimes *cachedObjects[*runtimectrl.StoredRuntime]
 	// clusters are the GardenerClusters in the form the cache stores them (storedCluster).
 	clusters *cachedObjects[*storedCluster]
 }
@@ -22,10 +24,7 @@ type cachedFleet struct {
 // watchFleet follows the informers of the Runtimes and GardenerClusters in informers. It
 // starts none: the cache starts them with the manager.
 func watchFleet(ctx context.Context, informers cache.Informers) (cachedFleet, error) {
-	runtimes, err := watchCached(ctx, informers, &infrav1.Runtime{}, func(obj any) (*infrav1.Runtime, bool) {
-		rt, ok := obj.(*infrav1.Runtime)
-		return rt, ok
-	})
+	runtimes, err := watchCached(ctx, informers, &infrav1.Runtime{}, runtimectrl.StoredRuntimeOf)
 	if err != nil {
 		return cachedFleet{}, err
 	}
@@ -37,7 +36,7 @@ func watchFleet(ctx context.Context, informers cache.Informers) (cachedFleet, er
 }
 
 // Runtimes implements fleetSource.
-func (f cachedFleet) Runtimes() ([]*infrav1.Runtime, bool) { return f.runtimes.list() }
+func (f cachedFleet) Runtimes() ([]*runtimectrl.StoredRuntime, bool) { return f.runtimes.list() }
 
 // Clusters implements fleetSource.
 func (f cachedFleet) Clusters() ([]*storedCluster, bool) { return f.clusters.list() }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 )
 
@@ -36,11 +37,11 @@ type fleetMetrics struct {
 	runtimeState, clusterState, upstream fleetGauge
 }
 
-// fleetSource hands a scrape the cached Runtimes and GardenerClusters themselves, the latter in
-// the cache's stored form: the scrape only reads them. ok is false while the cache has not
+// fleetSource hands a scrape the cached Runtimes and GardenerClusters themselves, in the
+// cache's stored forms: the scrape only reads them. ok is false while the cache has not
 // synced.
 type fleetSource interface {
-	Runtimes() (runtimes []*infrav1.Runtime, ok bool)
+	Runtimes() (runtimes []*runtimectrl.StoredRuntime, ok bool)
 	Clusters() (clusters []*storedCluster, ok bool)
 }
 
@@ -68,15 +69,16 @@ func (m *fleetMetrics) Collect(ch chan<- prometheus.Metric) {
 	s := newScrape(ch)
 	if runtimes, ok := m.fleet.Runtimes(); ok {
 		for _, rt := range runtimes {
-			id := rt.Labels[infrav1.LabelRuntimeID]
+			id := rt.Label(infrav1.LabelRuntimeID)
 			if id == "" {
 				continue
 			}
+			spec, status := rt.Spec(), rt.Status()
 			message := "No value"
-			if c := meta.FindStatusCondition(rt.Status.Conditions, infrav1.ConditionReady); c != nil {
+			if c := meta.FindStatusCondition(status.Conditions, infrav1.ConditionReady); c != nil {
 				message = c.Message
 			}
-			s.gauge(&m.runtimeState, 1, id, rt.Name, rt.Spec.Shoot.Name, rt.Spec.Shoot.Provider.Type, string(rt.Status.State), message)
+			s.gauge(&m.runtimeState, 1, id, rt.Name, spec.Shoot.Name, spec.Shoot.Provider.Type, string(status.State), message)
 		}
 	}
 	clusters, ok := m.fleet.Clusters()

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 
 	infrav1 "github.com/runtime-ops/infrastructure-manager/api/v1"
+	runtimectrl "github.com/runtime-ops/infrastructure-manager/internal/controller/runtime"
 	"github.com/runtime-ops/infrastructure-manager/internal/metrics"
 )
 
@@ -194,21 +195,24 @@ func TestCachedObjectsAreTheInformers(t *testing.T) {
 	ctx := context.Background()
 	rt := &infrav1.Runtime{}
 	rt.Name, rt.Namespace = "rt-1", "kcp-system"
-	informers, fleet := fleetOf(t, rt)
+	informers, fleet := fleetOf(t)
 	informer, err := informers.FakeInformerFor(ctx, rt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := fleet.Runtimes(); !ok || len(got) != 1 || got[0] != rt {
+	stored := cached(t, rt)
+	informer.Add(stored)
+	if got, ok := fleet.Runtimes(); !ok || len(got) != 1 || client.Object(got[0]) != stored {
 		t.Fatalf("runtimes %v (synced %v), want the informer's own object", got, ok)
 	}
 	updated := rt.DeepCopy()
 	updated.Status.State = infrav1.StateFailed
-	informer.Update(rt, updated)
-	if got, _ := fleet.Runtimes(); len(got) != 1 || got[0] != updated {
+	storedUpdate := cached(t, updated)
+	informer.Update(stored, storedUpdate)
+	if got, _ := fleet.Runtimes(); len(got) != 1 || client.Object(got[0]) != storedUpdate {
 		t.Fatalf("after an update: %v, want the updated object alone", got)
 	}
-	fleet.runtimes.remove(toolscache.DeletedFinalStateUnknown{Key: "kcp-system/rt-1", Obj: updated})
+	fleet.runtimes.remove(toolscache.DeletedFinalStateUnknown{Key: "kcp-system/rt-1", Obj: storedUpdate})
 	if got, _ := fleet.Runtimes(); len(got) != 0 {
 		t.Errorf("after a delete learnt late: %v, want none", got)
 	}
@@ -250,7 +254,7 @@ func BenchmarkFleetMetricsScrape(b *testing.B) {
 		gc.Status.State = infrav1.StateReady
 		gc.Status.Conditions = rt.Status.Conditions
 		gc.Status.KubeconfigExpiresAt = &expires
-		fleet.runtimes, fleet.clusters = append(fleet.runtimes, rt), append(fleet.clusters, storeCluster(gc))
+		fleet.runtimes, fleet.clusters = append(fleet.runtimes, runtimectrl.StoreRuntime(rt)), append(fleet.clusters, storeCluster(gc))
 	}
 	handler := promhttp.HandlerFor(collecting(b, fleet), promhttp.HandlerOpts{})
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
@@ -271,19 +275,20 @@ func BenchmarkFleetMetricsScrape(b *testing.B) {
 // fixedFleet is a fleet that does not change, handed out as the cache's would be: a new slice
 // of the same objects at each scrape.
 type fixedFleet struct {
-	runtimes []*infrav1.Runtime
+	runtimes []*runtimectrl.StoredRuntime
 	clusters []*storedCluster
 }
 
-func (f *fixedFleet) Runtimes() ([]*infrav1.Runtime, bool) { return slices.Clone(f.runtimes), true }
+func (f *fixedFleet) Runtimes() ([]*runtimectrl.StoredRuntime, bool) {
+	return slices.Clone(f.runtimes), true
+}
 
 func (f *fixedFleet) Clusters() ([]*storedCluster, bool) {
 	return slices.Clone(f.clusters), true
 }
 
 // fleetOf returns synced fake informers that hold objs as the manager's cache holds them (after
-// its transform, which keeps a Runtime itself and a GardenerCluster in its stored form), and
-// the fleet that follows them.
+// its transform, in their stored forms), and the fleet that follows them.
 func fleetOf(t *testing.T, objs ...client.Object) (*informertest.FakeInformers, cachedFleet) {
 	t.Helper()
 	ctx := context.Background()
@@ -297,13 +302,20 @@ func fleetOf(t *testing.T, objs ...client.Object) (*informertest.FakeInformers, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		cached, err := ControlPlaneTransform(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		informer.Add(cached.(client.Object))
+		informer.Add(cached(t, obj))
 	}
 	return informers, fleet
+}
+
+// cached is obj as the manager's cache holds it, after its transform: a Runtime or
+// GardenerCluster in its stored form.
+func cached(t *testing.T, obj client.Object) client.Object {
+	t.Helper()
+	out, err := ControlPlaneTransform(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.(client.Object)
 }
 
 // scheme knows the manager's kinds.

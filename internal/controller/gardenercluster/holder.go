@@ -52,6 +52,18 @@ func (k kubeconfigs) candidate(ctx context.Context, gc *infrav1.GardenerCluster)
 		}
 		return rt, nil
 	}
+	// The Kyma Environment Broker names a Runtime after its runtime id, as the GardenerCluster:
+	// that one is read by name. A List by label reads every Runtime of the namespace, and the
+	// cache builds the labels of each (it keeps them as pairs, runtimectrl.StoredRuntime).
+	named := &infrav1.Runtime{}
+	err := k.Client.Get(ctx, client.ObjectKey{Namespace: gc.Namespace, Name: gc.Name}, named)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("get Runtime %s: %w", gc.Name, err)
+	case named.Labels[infrav1.LabelRuntimeID] == gc.Name && named.Spec.Shoot.Name == gc.Spec.Shoot.Name:
+		return named, nil
+	}
 	list := &infrav1.RuntimeList{}
 	if err := k.Client.List(ctx, list, client.InNamespace(gc.Namespace), client.MatchingLabels{infrav1.LabelRuntimeID: gc.Name}); err != nil {
 		return nil, fmt.Errorf("list the Runtimes of runtime id %s: %w", gc.Name, err)

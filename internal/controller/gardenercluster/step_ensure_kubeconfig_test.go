@@ -216,6 +216,19 @@ func TestEnsureKubeconfig(t *testing.T) {
 			says:      "No Runtime holds this GardenerCluster (no Runtime of runtime id rid-1 names shoot c-1)",
 		},
 		{
+			name:    "a Runtime named after its runtime id, as the broker names them, holds its GardenerCluster",
+			reason:  "the Runtime of the GardenerCluster's name is read by name, without reading the namespace's Runtimes",
+			runtime: func(rt *infrav1.Runtime) { rt.Name = "rid-1" },
+			want:    fsmtest.DoneUntil(12 * time.Hour), issued: 1, kubeconfig: "c-1 kubeconfig 1",
+		},
+		{
+			name:    "a Runtime named after the runtime id that names another shoot does not hold the GardenerCluster",
+			reason:  "the name alone does not make the holder, as the runtime id alone does not",
+			runtime: func(rt *infrav1.Runtime) { rt.Name, rt.Spec.Shoot.Name = "rid-1", "c-2" },
+			want:    fsmtest.Wait(5 * time.Minute),
+			says:    "No Runtime holds this GardenerCluster (no Runtime of runtime id rid-1 names shoot c-1)",
+		},
+		{
 			name:    "a GardenerCluster for a shoot its Runtime does not name waits",
 			reason:  "a Runtime's id alone does not give it another shoot's kubeconfig; the message names the shoot",
 			runtime: func(rt *infrav1.Runtime) { rt.Spec.Shoot.Name = "c-2" },

@@ -117,8 +117,9 @@ func (s steps) shootInputs(rt *infrav1.Runtime) string {
 // server, the ones whose shoot carries its addresses.
 func (s steps) aclRuntimes(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list infrav1.RuntimeList
-	// The cache's objects as they are: the fleet is only read here.
-	if err := s.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+	// Copies: the cache keeps Runtimes in a stored form (StoredRuntime), which a List without
+	// copies cannot hand out. The access list changes seldom.
+	if err := s.Client.List(ctx, &list); err != nil {
 		log.FromContext(ctx).Error(err, "list runtimes after an ACL ConfigMap change; they take it at their next re-check")
 		return nil
 	}

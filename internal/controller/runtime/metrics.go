@@ -10,9 +10,12 @@ import (
 
 // runtimeLabels identifies a Runtime in its series: its runtime id, its name and its shoot.
 func runtimeLabels(o client.Object) prometheus.Labels {
-	labels := prometheus.Labels{metrics.LabelRuntimeID: o.GetLabels()[infrav1.LabelRuntimeID], metrics.LabelRuntimeName: o.GetName()}
-	if rt, ok := o.(*infrav1.Runtime); ok {
+	labels := prometheus.Labels{metrics.LabelRuntimeID: labelOf(o, infrav1.LabelRuntimeID), metrics.LabelRuntimeName: o.GetName()}
+	switch rt := o.(type) {
+	case *infrav1.Runtime:
 		labels[metrics.LabelShoot] = rt.Spec.Shoot.Name
+	case *StoredRuntime:
+		labels[metrics.LabelShoot] = rt.spec.Shoot.Name
 	}
 	return labels
 }

@@ -20,13 +20,20 @@ const ReasonShootNameTaken = "ShootNameTaken"
 // IndexShootName indexes the Runtimes in the controller's cache by spec.shoot.name.
 const IndexShootName = "shoot-name"
 
-// shootNameOf is the value of a Runtime in the shoot-name index.
+// shootNameOf is the value of a Runtime in the shoot-name index: of the cache's stored form
+// (StoredRuntime), or of a Runtime.
 func shootNameOf(o client.Object) []string {
-	rt, ok := o.(*infrav1.Runtime)
-	if !ok || rt.Spec.Shoot.Name == "" {
+	var name string
+	switch rt := o.(type) {
+	case *StoredRuntime:
+		name = rt.spec.Shoot.Name
+	case *infrav1.Runtime:
+		name = rt.Spec.Shoot.Name
+	}
+	if name == "" {
 		return nil
 	}
-	return []string{rt.Spec.Shoot.Name}
+	return []string{name}
 }
 
 // claimShootName fails with a terminal error when the shoot rt names belongs to another

@@ -160,7 +160,7 @@ const IndexRuntimeID = "runtime-id"
 // by name (runtimeIDClaimants). An index keeps a set per value, about 200 bytes even for one
 // Runtime, so a fleet named that way keeps the index empty instead of a set per Runtime.
 func runtimeIDOf(o client.Object) []string {
-	if id := o.GetLabels()[infrav1.LabelRuntimeID]; id != "" && id != o.GetName() {
+	if id := labelOf(o, infrav1.LabelRuntimeID); id != "" && id != o.GetName() {
 		return []string{id}
 	}
 	return nil
