@@ -5,9 +5,7 @@ import (
 	"slices"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -30,10 +28,8 @@ import (
 // storedShoot after the transform made it. A read with client.UnsafeDisableDeepCopy gets the
 // stored form itself, which is no Shoot: the cache refuses it with an error naming both types.
 type storedShoot struct {
-	// ObjectMeta is the shoot's metadata without labels and annotations.
-	metav1.ObjectMeta
-	// labels and annotations are the shoot's, as key, value, key, value, ... sorted by key.
-	labels, annotations intern.Pairs
+	// StoredMeta is the shoot's metadata, its labels and annotations as sorted pairs.
+	intern.StoredMeta
 
 	seedName             *string
 	providerType         string
@@ -51,9 +47,7 @@ type storedShoot struct {
 // form takes over what shoot points to: shoot must not be used afterwards.
 func storeShoot(shoot *gardencorev1beta1.Shoot) *storedShoot {
 	s := &storedShoot{
-		ObjectMeta:           shoot.ObjectMeta,
-		labels:               intern.PairsOf(shoot.Labels),
-		annotations:          intern.PairsOf(shoot.Annotations),
+		StoredMeta:           intern.StoreMeta(shoot.ObjectMeta),
 		seedName:             shoot.Spec.SeedName,
 		providerType:         shoot.Spec.Provider.Type,
 		infrastructureConfig: shoot.Spec.Provider.InfrastructureConfig,
@@ -62,7 +56,6 @@ func storeShoot(shoot *gardencorev1beta1.Shoot) *storedShoot {
 		observedGeneration:   shoot.Status.ObservedGeneration,
 		advertisedAddresses:  shoot.Status.AdvertisedAddresses,
 	}
-	s.Labels, s.Annotations = nil, nil
 	if n := shoot.Spec.Networking; n != nil {
 		s.ipFamilies = n.IPFamilies
 	}
@@ -75,8 +68,7 @@ func storeShoot(shoot *gardencorev1beta1.Shoot) *storedShoot {
 // shoot builds the Shoot s was made from, sharing nothing with s.
 func (s *storedShoot) shoot() *gardencorev1beta1.Shoot {
 	out := &gardencorev1beta1.Shoot{}
-	s.DeepCopyInto(&out.ObjectMeta) // ObjectMeta's: a storedShoot has no DeepCopyInto of its own
-	out.Labels, out.Annotations = s.labels.Map(), s.annotations.Map()
+	s.CopyMetaInto(&out.ObjectMeta)
 	spec := &out.Spec
 	spec.SeedName = copyPtr(s.seedName)
 	spec.Provider.Type = s.providerType
@@ -111,17 +103,6 @@ func (s *storedShoot) shoot() *gardencorev1beta1.Shoot {
 
 // DeepCopyObject implements runtime.Object: the copy of a stored shoot is the Shoot it keeps.
 func (s *storedShoot) DeepCopyObject() runtime.Object { return s.shoot() }
-
-// GetObjectKind implements runtime.Object. The cache sets the kind on the copies it hands out.
-func (s *storedShoot) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-
-// GetLabels and GetAnnotations return new maps of the shoot's labels and annotations (a label
-// selector of a List through the cache reads them); SetLabels and SetAnnotations keep m's
-// entries. They hide ObjectMeta's, which holds neither.
-func (s *storedShoot) GetLabels() map[string]string       { return s.labels.Map() }
-func (s *storedShoot) GetAnnotations() map[string]string  { return s.annotations.Map() }
-func (s *storedShoot) SetLabels(m map[string]string)      { s.labels = intern.PairsOf(m) }
-func (s *storedShoot) SetAnnotations(m map[string]string) { s.annotations = intern.PairsOf(m) }
 
 func copyPtr[T any](p *T) *T {
 	if p == nil {

@@ -8,6 +8,9 @@
 // about 70 bytes. So only strings that repeat are worth it: label and annotation keys, the
 // names and ids a runtime's objects carry each several times (Meta), the settings of a spec
 // (Strings), and the messages of conditions that name no object (Conditions). Hashes are not.
+//
+// The package also keeps the labels and annotations of cached objects in less memory than Go
+// maps take (Pairs), for the stored forms the caches keep objects in (StoredMeta).
 package intern
 
 import (

@@ -88,7 +88,7 @@ func (m *fleetMetrics) Collect(ch chan<- prometheus.Metric) {
 	rotation := strconv.FormatFloat(m.rotation.Seconds(), 'G', -1, 64)
 	lifetime := strconv.FormatFloat(m.lifetime.Seconds(), 'G', -1, 64)
 	for _, gc := range clusters {
-		id, shoot := gc.label(infrav1.LabelRuntimeID), gc.spec.Shoot.Name
+		id, shoot := gc.Label(infrav1.LabelRuntimeID), gc.spec.Shoot.Name
 		exp := gc.status.KubeconfigExpiresAt
 		if exp != nil {
 			// The controller sets it when it stores a kubeconfig, and when it finds one stored

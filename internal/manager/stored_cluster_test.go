@@ -87,8 +87,8 @@ func TestStoredClusterReadsAsTransformed(t *testing.T) {
 		}
 		s := obj.(*storedCluster)
 		for k, v := range want.Labels {
-			if s.label(k) != v {
-				t.Fatalf("cluster %d: label %q is %q in the stored form, want %q", i, k, s.label(k), v)
+			if s.Label(k) != v {
+				t.Fatalf("cluster %d: label %q is %q in the stored form, want %q", i, k, s.Label(k), v)
 			}
 		}
 		if again, _ := ControlPlaneTransform(obj); again != obj {
