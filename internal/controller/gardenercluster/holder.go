@@ -54,7 +54,8 @@ func (k kubeconfigs) candidate(ctx context.Context, gc *infrav1.GardenerCluster)
 	}
 	// The Kyma Environment Broker names a Runtime after its runtime id, as the GardenerCluster:
 	// that one is read by name. A List by label reads every Runtime of the namespace, and the
-	// cache builds the labels of each (it keeps them as pairs, runtimectrl.StoredRuntime).
+	// cache builds a map of the labels of each (it keeps them as pairs: the StoredRuntime of
+	// internal/controller/runtime).
 	named := &infrav1.Runtime{}
 	err := k.Client.Get(ctx, client.ObjectKey{Namespace: gc.Namespace, Name: gc.Name}, named)
 	switch {
